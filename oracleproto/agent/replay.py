@@ -1,0 +1,128 @@
+"""Record/replay of every outbound call (model, search, detector).
+
+Each call is stored under the sha256 of its canonical request plus where it happened
+(model, q_id, trial, step, seq). Modes:
+- ``record`` (default): serve from the cache when present, otherwise call and store;
+- ``replay``: never call out; a miss is a :class:`ReplayMissError` naming the call;
+- ``off``: always call, store nothing.
+Secrets never enter a request passed here: callers pass the request body without keys
+(keys travel in headers added by the transport).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sqlite3
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+CacheMode = Literal["record", "replay", "off"]
+CACHE_MODES: tuple[str, ...] = ("record", "replay", "off")
+
+
+class ReplayMissError(RuntimeError):
+    """Replay mode met a call that was never recorded."""
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Where a call happens: one trial's step; ``seq`` orders calls within a step."""
+
+    model: str
+    q_id: str
+    trial: int
+    step: int
+    seq: int = 0
+
+    def describe(self) -> str:
+        return f"model={self.model} q_id={self.q_id} trial={self.trial} step={self.step} seq={self.seq}"
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def call_key(channel: str, request: dict[str, Any], context: CallContext) -> str:
+    payload = {
+        "channel": channel,
+        "request": request,
+        "model": context.model,
+        "q_id": context.q_id,
+        "trial": context.trial,
+        "step": context.step,
+        "seq": context.seq,
+    }
+    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+
+
+class CallCache:
+    """A SQLite-backed (WAL) store of call responses keyed by :func:`call_key`."""
+
+    def __init__(self, path: str | Path | None, mode: CacheMode = "record") -> None:
+        if mode not in CACHE_MODES:
+            raise ValueError(f"cache mode must be one of {CACHE_MODES}, got {mode!r}")
+        if mode != "off" and path is None:
+            raise ValueError(f"cache mode {mode!r} needs a cache path")
+        self.mode: CacheMode = mode
+        self._conn: sqlite3.Connection | None = None
+        if mode != "off":
+            assert path is not None
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            if mode == "replay" and not Path(path).exists():
+                raise ReplayMissError(f"replay mode: no recorded calls at {path}")
+            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, channel TEXT NOT NULL, "
+                "context TEXT NOT NULL, response TEXT NOT NULL)"
+            )
+        self._lock = asyncio.Lock()
+
+    def lookup(self, key: str) -> dict[str, Any] | None:
+        if self._conn is None:
+            return None
+        row = self._conn.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def store(self, key: str, channel: str, context: CallContext, response: dict[str, Any]) -> None:
+        if self._conn is None:
+            return
+        self._conn.execute(
+            "INSERT OR REPLACE INTO calls (key, channel, context, response) VALUES (?, ?, ?, ?)",
+            (key, channel, context.describe(), canonical_json(response)),
+        )
+
+    async def call(
+        self,
+        channel: str,
+        request: dict[str, Any],
+        context: CallContext,
+        send: Callable[[], Awaitable[dict[str, Any]]],
+    ) -> dict[str, Any]:
+        """Return the response for ``request``: cached, or from ``send()`` (then stored).
+
+        Only successful responses are stored: a call that raises is not cached, so a
+        recorded run never replays a transient fault as if it were the answer.
+        """
+        if self.mode == "off":
+            return await send()
+        key = call_key(channel, request, context)
+        cached = self.lookup(key)
+        if cached is not None:
+            return cached
+        if self.mode == "replay":
+            raise ReplayMissError(f"replay miss: no recorded {channel} call for {context.describe()}")
+        response = await send()
+        async with self._lock:
+            self.store(key, channel, context, response)
+        return response
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

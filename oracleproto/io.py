@@ -1,0 +1,168 @@
+"""Canonical, atomic writers: the same logical table always gives the same bytes.
+
+Rules (ECOSYSTEM.md §2): explicit Arrow schema, sorted rows, combined chunks, fixed
+compression and row-group size, schema metadata under our own key only (no pandas
+metadata, no timestamps, no host data), written to a temp file then renamed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from oracleproto import SCHEMA_VERSION
+
+METADATA_KEY = b"oracleproto"
+_PARQUET_OPTIONS = dict(
+    compression="zstd",
+    compression_level=3,
+    use_dictionary=True,
+    write_statistics=True,
+    data_page_version="1.0",
+    version="2.6",
+    store_schema=True,
+)
+ROW_GROUP_SIZE = 1_000_000
+
+
+class SourceReadError(RuntimeError):
+    """A file could not be read; the message names the path and the cause."""
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temp path beside ``path``; rename it over ``path`` only on success."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def _metadata(extra: dict[str, Any] | None) -> dict[bytes, bytes]:
+    meta = {"schema_version": SCHEMA_VERSION, **(extra or {})}
+    return {METADATA_KEY: json.dumps(meta, sort_keys=True, ensure_ascii=False).encode()}
+
+
+def canonical_table(
+    table: pa.Table,
+    schema: pa.Schema,
+    sort_by: Sequence[str] = (),
+    metadata: dict[str, Any] | None = None,
+) -> pa.Table:
+    """Cast to ``schema`` (column order and types), sort, combine chunks, set metadata."""
+    table = table.select(schema.names).cast(schema.remove_metadata())
+    if sort_by and table.num_rows:
+        table = table.sort_by([(name, "ascending") for name in sort_by])
+    return table.combine_chunks().replace_schema_metadata(_metadata(metadata))
+
+
+def write_parquet(
+    table: pa.Table,
+    path: str | os.PathLike[str],
+    schema: pa.Schema,
+    sort_by: Sequence[str] = (),
+    metadata: dict[str, Any] | None = None,
+) -> Path:
+    """Write ``table`` canonically and atomically; returns the path."""
+    table = canonical_table(table, schema, sort_by, metadata)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, row_group_size=ROW_GROUP_SIZE, **_PARQUET_OPTIONS)
+    return Path(path)
+
+
+def write_parquet_parts(
+    parts: Iterable[pa.Table],
+    path: str | os.PathLike[str],
+    schema: pa.Schema,
+    metadata: dict[str, Any] | None = None,
+) -> Path:
+    """Stream already-ordered ``parts`` into one file, one row group per part.
+
+    For large tables built piecewise (e.g. one admission-log block per model): the row
+    order and row-group layout are fixed by the caller's deterministic part order.
+    """
+    with atomic_path(path) as tmp:
+        with pq.ParquetWriter(tmp, schema.with_metadata(_metadata(metadata)), **_PARQUET_OPTIONS) as writer:
+            for part in parts:
+                if part.num_rows:
+                    part = part.select(schema.names).cast(schema.remove_metadata()).combine_chunks()
+                    writer.write_table(part, row_group_size=ROW_GROUP_SIZE)
+    return Path(path)
+
+
+def json_text(obj: Any) -> str:
+    """Canonical JSON text: sorted keys, 2-space indent, UTF-8, trailing newline."""
+    return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_text(text: str, path: str | os.PathLike[str]) -> Path:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
+    return write_text(json_text(obj), path)
+
+
+def write_csv(header: Sequence[str], rows: Iterable[Sequence[Any]], path: str | os.PathLike[str]) -> Path:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return write_text(buf.getvalue(), path)
+
+
+def read_parquet(path: str | os.PathLike[str]) -> pa.Table:
+    try:
+        return pq.read_table(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise SourceReadError(f"cannot read parquet {path}: {exc}") from exc
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Records of a JSON-lines file; a bad line is an error naming the line number."""
+    records: list[dict[str, Any]] = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise SourceReadError(f"cannot read {path}: line {lineno} is not JSON ({exc.msg})") from exc
+                if not isinstance(obj, dict):
+                    raise SourceReadError(f"cannot read {path}: line {lineno} is not a JSON object")
+                records.append(obj)
+    except OSError as exc:
+        raise SourceReadError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return records
+
+
+def read_table(path: str | os.PathLike[str]) -> pa.Table:
+    """A parquet or JSON-lines file as an Arrow table (by extension)."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        return read_parquet(path)
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        records = read_jsonl(path)
+        return pa.Table.from_pylist(records) if records else pa.table({})
+    raise SourceReadError(f"cannot read {path}: unsupported file type {suffix or '(none)'} (use .parquet or .jsonl)")

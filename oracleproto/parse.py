@@ -1,0 +1,61 @@
+"""Parser Ψ (paper Algorithm 2): the last ``\\boxed{…}`` of the final answer → letters or ⊥.
+
+Returns the canonical answer string (letters in option order joined by ", ", the same
+format as the question table's ``answer``) or ``None`` (⊥) for every structural defect:
+no box, empty payload, an unknown label, a token that is not one letter, a letter out of
+range, or — following the paper rather than the reference code — more than one letter on
+a single-answer multiple-choice question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from oracleproto.letters import format_answer, letter_index
+
+_BOXED = re.compile(r"\\boxed\{([^}]*)\}")
+_TOKEN_SPLIT = re.compile(r"[,\s]+")
+
+
+def last_boxed(text: str | None) -> str | None:
+    """Stripped payload of the last ``\\boxed{…}`` (braces do not nest), or None."""
+    if not text:
+        return None
+    matches = _BOXED.findall(text)
+    if not matches:
+        return None
+    payload = matches[-1].strip()
+    return payload or None
+
+
+def parse_answer(
+    text: str | None,
+    question_type: str,
+    options: Sequence[str],
+    choice_type: str = "multi",
+) -> str | None:
+    """Parse a model's final output for one question; None is ⊥ (unparseable)."""
+    payload = last_boxed(text)
+    if payload is None:
+        return None
+    if question_type == "yes_no":
+        word = payload.lower()
+        return "A" if word == "yes" else "B" if word == "no" else None
+    if question_type == "binary_named":
+        wanted = payload.lower()
+        for index, label in enumerate(options):
+            if label.strip().lower() == wanted:
+                return format_answer([index])
+        return None
+    if question_type == "multiple_choice":
+        tokens = [tok for tok in _TOKEN_SPLIT.split(payload) if tok]
+        if not tokens or any(len(tok) != 1 for tok in tokens):
+            return None
+        indices = {letter_index(tok) for tok in tokens}
+        if any(i < 0 or i >= len(options) for i in indices):
+            return None
+        if choice_type == "single" and len(indices) != 1:
+            return None
+        return format_answer(indices)
+    return None
