@@ -1,0 +1,102 @@
+"""Letter sets as uint64 bit masks: bit i is the option with letter ``letter(i)``.
+
+Every set operation the scorer needs (equality, intersection, difference, size, first
+letter) becomes one numpy operation over a whole column. Answer strings are parsed once
+per *distinct* string (dictionary encoding), never once per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from oracleproto.letters import letter, split_answer
+
+MAX_OPTIONS = 64  # one uint64 word per letter set
+INVALID = np.uint64(0)  # the mask of an unparseable string (a real set is never empty)
+
+
+def parse_letter_set(text: str) -> int | None:
+    """Bit mask of a letter string ("A, C" or looser "A,C"), None if any token is not a letter
+    of the first MAX_OPTIONS or the string has no letter."""
+    tokens = split_answer(text)
+    if not tokens:
+        return None
+    mask = 0
+    for token in tokens:
+        if len(token) != 1:
+            return None
+        index = ord(token) - ord("A")
+        if not 0 <= index < MAX_OPTIONS:
+            return None
+        mask |= 1 << index
+    return mask
+
+
+def format_letter_set(mask: int) -> str:
+    """Canonical answer string of a mask: letters in option order joined by ", "."""
+    return ", ".join(letter(i) for i in range(MAX_OPTIONS) if mask >> i & 1)
+
+
+def _as_string_array(values: pa.Array | pa.ChunkedArray | Sequence[str | None] | np.ndarray) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if not isinstance(values, pa.Array):
+        values = pa.array(list(values), type=pa.string())
+    if pa.types.is_large_string(values.type) or pa.types.is_string_view(values.type):
+        values = values.cast(pa.string())
+    if pa.types.is_null(values.type):
+        values = values.cast(pa.string())
+    return values
+
+
+def letter_set_masks(values: pa.Array | pa.ChunkedArray | Sequence[str | None] | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Masks of a string column.
+
+    Returns ``(masks, present, valid)``: ``present`` is False for nulls, ``valid`` is False
+    for present strings that are not letter sets; masks are 0 wherever not valid.
+    """
+    array = _as_string_array(values)
+    n = len(array)
+    if n == 0:
+        empty = np.zeros(0, dtype=bool)
+        return np.zeros(0, dtype=np.uint64), empty, empty
+    encoded = pc.dictionary_encode(array)
+    dictionary = encoded.dictionary.to_pylist()
+    parsed = [parse_letter_set(text) for text in dictionary]
+    dict_masks = np.array([0 if m is None else m for m in parsed] + [0], dtype=np.uint64)
+    dict_valid = np.array([m is not None for m in parsed] + [False], dtype=bool)
+    # nulls take the sentinel slot appended at the end of the dictionary
+    codes = encoded.indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False).astype(np.int64)
+    present = codes < len(dictionary)
+    return dict_masks[codes], present, dict_valid[codes]
+
+
+def set_size(masks: np.ndarray) -> np.ndarray:
+    """Number of letters in each set."""
+    return np.bitwise_count(masks).astype(np.int64)
+
+
+def lowest_letter(masks: np.ndarray) -> np.ndarray:
+    """0-based index of the alphabetically first letter of each non-empty set (-1 if empty)."""
+    lowest_bit = masks & (~masks + np.uint64(1))  # isolate the lowest set bit
+    out = np.bitwise_count(lowest_bit - np.uint64(1)).astype(np.int64)
+    out[masks == 0] = -1
+    return out
+
+
+def full_mask(n_options: np.ndarray) -> np.ndarray:
+    """Mask of all options of questions with ``n_options`` options (n_options ≤ 64)."""
+    k = np.asarray(n_options, dtype=np.uint64)
+    ones = np.full(k.shape, np.iinfo(np.uint64).max, dtype=np.uint64)
+    # shift by 64 is undefined: k == 64 keeps all ones
+    shifted = np.left_shift(np.uint64(1), np.minimum(k, np.uint64(63))) - np.uint64(1)
+    return np.where(k >= 64, ones, shifted)
+
+
+def masks_from_indices(index_sets: Iterable[Iterable[int]]) -> np.ndarray:
+    """Masks from 0-based index sets (test helper and small inputs)."""
+    return np.array([sum(1 << i for i in set(s)) for s in index_sets], dtype=np.uint64)
