@@ -1,0 +1,201 @@
+"""FutureX-Past's raw shape: a full agent ``prompt`` plus a ``ground_truth`` Python-literal list.
+
+``parse_futurex`` turns a batch of raw rows (id, prompt, ground_truth, end_time, level, …) into
+the raw-row contract of :mod:`oracleproto.sources` with pyarrow compute, no per-row Python:
+event = the quoted text minus the "(resolved around …)" suffix; options = the lettered lines
+of the quoted block with "the outcome be " stripped (Yes/No items have none and get
+["Yes", "No"]); answer = the ground-truth letters (or Yes→A, No→B). A row that cannot be read
+keeps null fields and a ``parse_error`` saying why, so the audit quarantines it.
+
+``render_prompt`` / ``ground_truth_literal`` write the same shape (the embedded sample and
+the tests use them).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from oracleproto.letters import letter, split_answer
+
+AGENT_ROLE = "You are an agent that can predict future events."
+GUIDANCE = (
+    "Do not use any other format. Do not refuse to make a prediction. Do not say \"I cannot predict the "
+    "future.\" You must make a clear prediction based on the best data currently available, using the box "
+    "format specified above."
+)
+_YES_NO_FORMAT = "\\boxed{Yes} or \\boxed{No}"
+_OPTIONS_FORMAT = (
+    "identify all the correct option(s) and list their letters, separated by commas, within the box. "
+    "For example: \\boxed{A} for one correct option, or \\boxed{B, C} for several."
+)
+
+_EVENT_RE = r'(?s)The event to be predicted: "(?P<event>.*?) \(resolved around (?P<resolved>[^()\n]*?)(?: \([^()\n]*\))?\)'
+_OPTION_LINE_RE = r'^\s*(?P<letter>[A-Za-z\[\\\]^_`])\.\s+(?:the outcome be\s+)?(?P<label>.*?)"?\s*$'
+_GT_SPLIT_RE = r"""['"]\s*,\s*['"]"""
+_GT_STRIP_RE = r"""^\s*\[?\s*['"]?|['"]?\s*\]?\s*$"""
+
+
+def render_prompt(event: str, options: Sequence[str], end_time: str | dt.date, question_type: str) -> str:
+    """The raw FutureX-style prompt for one question (yes/no items carry no option lines)."""
+    lines = "" if question_type == "yes_no" else "".join(
+        f"\n{letter(i)}.  the outcome be {label}" for i, label in enumerate(options)
+    )
+    fmt = _YES_NO_FORMAT if question_type == "yes_no" else _OPTIONS_FORMAT
+    return (
+        f'{AGENT_ROLE} The event to be predicted: "{event} (resolved around {end_time} (GMT+8)).{lines}"\n'
+        f"IMPORTANT: Your final answer MUST end with this exact format:\n{fmt}\n{GUIDANCE}"
+    )
+
+
+def ground_truth_literal(question_type: str, options: Sequence[str], answer: str) -> str:
+    """The ground_truth literal FutureX stores: "['Yes']" for yes/no, "['B', 'C']" for letters."""
+    letters = split_answer(answer)
+    if question_type == "yes_no":
+        return repr([options[ord(letters[0]) - ord("A")]])
+    return repr(letters)
+
+
+def _first_true_position(flags: np.ndarray, parents: np.ndarray, positions: np.ndarray, n_rows: int) -> np.ndarray:
+    """Per row, the smallest line position where ``flags`` holds (a large value when none)."""
+    first = np.full(n_rows, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, parents[flags], positions[flags])
+    return first
+
+
+def _single_byte_codes(values: pa.Array) -> np.ndarray:
+    """Byte codes of a string array whose every element is exactly one byte long."""
+    values = pc.cast(values, pa.binary()).take(pa.array(np.arange(len(values))))  # fresh, zero-based buffers
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.frombuffer(values.buffers()[2], dtype=np.uint8, count=len(values)).astype(np.int64)
+
+
+def _list_from_flat(values: pa.Array, parents: np.ndarray, n_rows: int) -> pa.ListArray:
+    counts = np.bincount(parents, minlength=n_rows)
+    offsets = np.zeros(n_rows + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(offsets), values)
+
+
+def _option_lists(prompt: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
+    """Options per row from the lettered lines before the IMPORTANT block, and a per-row
+    flag telling whether the letters ran A, B, C, … in order."""
+    n = len(prompt)
+    lines = pc.split_pattern(pc.fill_null(prompt, ""), "\n")
+    flat = pc.list_flatten(lines)
+    parents = pc.list_parent_indices(lines).to_numpy()
+    line_offsets = lines.offsets.to_numpy()
+    positions = np.arange(len(flat), dtype=np.int64) - line_offsets[parents]
+    important = pc.starts_with(pc.utf8_ltrim_whitespace(flat), "IMPORTANT").to_numpy(zero_copy_only=False)
+    stop = _first_true_position(important, parents, positions, n)
+    matched = pc.extract_regex(flat, _OPTION_LINE_RE)
+    is_option = matched.is_valid().to_numpy(zero_copy_only=False) & (positions < stop[parents])
+    keep = np.flatnonzero(is_option)
+    kept_parents = parents[keep]
+    labels = pc.utf8_trim_whitespace(pc.struct_field(matched, "label").take(keep))
+    letters_seen = pc.struct_field(matched, "letter").take(keep)
+    options = _list_from_flat(labels, kept_parents, n)
+    # Rank of each option line within its row must equal its letter's index.
+    starts = options.offsets.to_numpy()[:-1]
+    rank = np.arange(len(keep), dtype=np.int64) - starts[kept_parents]
+    out_of_order = _single_byte_codes(letters_seen) != (rank + ord("A"))
+    ordered = np.ones(n, dtype=bool)
+    ordered[kept_parents[out_of_order]] = False
+    return options, ordered
+
+
+def _ground_truth_lists(ground_truth: pa.Array) -> pa.ListArray:
+    stripped = pc.replace_substring_regex(pc.fill_null(pc.cast(ground_truth, pa.string()), ""), _GT_STRIP_RE, "")
+    parts = pc.split_pattern_regex(stripped, _GT_SPLIT_RE)
+    flat = pc.utf8_trim_whitespace(pc.list_flatten(parts))
+    nonempty = pc.greater(pc.utf8_length(flat), 0).to_numpy(zero_copy_only=False)
+    parents = pc.list_parent_indices(parts).to_numpy()
+    keep = np.flatnonzero(nonempty)
+    return _list_from_flat(flat.take(keep), parents[keep], len(ground_truth))
+
+
+def _gold_letters(gt: pa.ListArray, options: pa.ListArray) -> tuple[pa.Array, pa.Array]:
+    """Gold letters joined "A, C" (in the order given) and a parse error where gt is unusable.
+
+    Each element must be one option letter in range, or the word Yes/No when the row has
+    no lettered options (a yes/no item)."""
+    n = len(gt)
+    flat = pc.list_flatten(gt)
+    parents = pc.list_parent_indices(gt).to_numpy()
+    n_options = pc.list_value_length(options).to_numpy(zero_copy_only=False)
+    folded = pc.utf8_lower(flat)
+    yes_no_row = n_options[parents] == 0
+    is_yes = pc.equal(folded, "yes").to_numpy(zero_copy_only=False)
+    is_no = pc.equal(folded, "no").to_numpy(zero_copy_only=False)
+    single_char = pc.equal(pc.binary_length(flat), 1).to_numpy(zero_copy_only=False)
+    codes = np.zeros(len(flat), dtype=np.int64)
+    codes[single_char] = _single_byte_codes(flat.filter(pa.array(single_char)))
+    index = codes - ord("A")
+    letter_ok = single_char & ~yes_no_row & (index >= 0) & (index < n_options[parents])
+    yes_no_ok = yes_no_row & (is_yes | is_no)
+    element_ok = letter_ok | yes_no_ok
+    mapped = np.where(yes_no_ok, np.where(is_yes, ord("A"), ord("B")), codes)
+    bad_rows = np.zeros(n, dtype=bool)
+    bad_rows[parents[~element_ok]] = True
+    empty_rows = pc.list_value_length(gt).to_numpy(zero_copy_only=False) == 0
+    letters_flat = pa.array(mapped.astype(np.uint8).view("S1").astype("U1"), pa.string())
+    joined = pc.binary_join(_list_from_flat(letters_flat, parents, n), ", ")
+    error = np.where(
+        empty_rows,
+        "ground_truth is empty",
+        np.where(bad_rows, "ground_truth is not a list of option letters (or Yes/No)", None),
+    )
+    error_arr = pa.array(error.tolist(), pa.string())
+    joined = pc.if_else(pc.is_null(error_arr), joined, pa.scalar(None, pa.string()))
+    return joined, error_arr
+
+
+def _date_strings(values: pa.ChunkedArray | pa.Array) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if pa.types.is_timestamp(values.type):
+        values = pc.cast(values, pa.date32())
+    if pa.types.is_date(values.type):
+        return pc.strftime(values, "%Y-%m-%d")
+    return pc.utf8_trim_whitespace(pc.cast(values, pa.string()))
+
+
+def parse_futurex(batch: pa.Table, first_row: int = 0) -> pa.Table:
+    """Raw FutureX rows → the raw-row contract (see ``oracleproto.sources.raw_table``)."""
+    from oracleproto.sources import raw_table  # local: the package imports this module
+
+    n = batch.num_rows
+    prompt = batch.column("prompt").combine_chunks() if n else pa.array([], pa.string())
+    event_match = pc.extract_regex(pc.fill_null(prompt, ""), _EVENT_RE)
+    event = pc.utf8_trim_whitespace(pc.struct_field(event_match, "event"))
+    event = pc.if_else(event_match.is_valid(), event, pa.scalar(None, pa.string()))
+    options, ordered = _option_lists(prompt)
+    yes_no = pc.equal(pc.list_value_length(options), 0).to_numpy(zero_copy_only=False)
+    gt = _ground_truth_lists(batch.column("ground_truth").combine_chunks())
+    answer, gt_error = _gold_letters(gt, options)
+    yes_no_options = pa.array([["Yes", "No"]] * n, pa.list_(pa.string())) if n else options
+    options = pc.if_else(pa.array(yes_no), yes_no_options, options)
+    question_type = pa.array(np.where(yes_no, "yes_no", None).tolist(), pa.string())
+    parse_error = pc.if_else(
+        event_match.is_valid(),
+        pc.if_else(pa.array(ordered), gt_error, pa.scalar("option letters are not consecutive from A", pa.string())),
+        pa.scalar("prompt has no 'The event to be predicted: \"… (resolved around …)' block", pa.string()),
+    )
+    level = batch.column("level") if "level" in batch.column_names else pa.nulls(n, pa.int64())
+    return raw_table(
+        source_row=np.arange(first_row, first_row + n, dtype=np.int64),
+        id=batch.column("id"),
+        question_type=question_type,
+        event=event,
+        options=options,
+        answer=answer,
+        end_time=_date_strings(batch.column("end_time")),
+        level=level,
+        parse_error=parse_error,
+        original=batch,
+    )
