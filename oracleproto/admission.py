@@ -1,0 +1,130 @@
+"""Admission by knowledge cutoff: q is admitted for model M iff κ_M ≤ τ_q − δ < τ_q.
+
+One split set per distinct cutoff (the admitted questions, split chronologically: test = the
+newest ``test_fraction`` by (end_time, id)), and a log with one row per (model, question)
+saying whether it was admitted and why not.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from oracleproto.schema import ADMISSION_LOG_SCHEMA
+
+ADMITTED = "admitted"
+CUTOFF_TOO_LATE = "cutoff_after_prediction_cutoff"
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_MONTH = re.compile(r"^\d{4}-\d{2}$")
+
+
+class AdmissionError(ValueError):
+    """Bad admission parameters (a cutoff that is not a date, δ < 1, …)."""
+
+
+def parse_cutoff(value: str | dt.date, model: str = "?") -> dt.date:
+    """``YYYY-MM-DD``, or ``YYYY-MM`` meaning the last day of that month (the paper's
+    conservative rounding of month-level disclosures)."""
+    if isinstance(value, dt.date):
+        return value
+    text = str(value).strip()
+    try:
+        if _DAY.match(text):
+            return dt.date.fromisoformat(text)
+        if _MONTH.match(text):
+            year, month = int(text[:4]), int(text[5:])
+            return dt.date(year, month, calendar.monthrange(year, month)[1])
+    except ValueError:
+        pass
+    raise AdmissionError(f"model {model!r}: cutoff {value!r} is not YYYY-MM-DD or YYYY-MM")
+
+
+def split_name(cutoff: dt.date) -> str:
+    return f"cutoff-{cutoff.isoformat()}"
+
+
+@dataclass(frozen=True)
+class AdmissionConfig:
+    models: Mapping[str, dt.date]
+    delta_days: int = 1
+    test_fraction: float = 0.2
+
+    @classmethod
+    def from_params(cls, params: Mapping) -> "AdmissionConfig":
+        models = {str(name): parse_cutoff(cutoff, str(name)) for name, cutoff in (params.get("models") or {}).items()}
+        delta = params.get("delta_days", 1)
+        fraction = params.get("test_fraction", 0.2)
+        if not isinstance(delta, int) or delta < 1:
+            raise AdmissionError(f"admit.delta_days must be an integer >= 1 (so that τ − δ < τ), got {delta!r}")
+        if not (isinstance(fraction, (int, float)) and 0 <= fraction <= 1):
+            raise AdmissionError(f"admit.test_fraction must be in [0, 1], got {fraction!r}")
+        return cls(models=models, delta_days=delta, test_fraction=float(fraction))
+
+    @property
+    def cutoffs(self) -> list[dt.date]:
+        return sorted(set(self.models.values()))
+
+
+def admitted_mask(end_time: pa.Array | pa.ChunkedArray, cutoff: dt.date, delta_days: int) -> np.ndarray:
+    """κ ≤ τ − δ (and τ − δ < τ holds since δ ≥ 1), vectorised over date32 ``end_time``."""
+    days = pc.cast(end_time, pa.int32()).to_numpy(zero_copy_only=False) if len(end_time) else np.zeros(0, np.int32)
+    kappa = (cutoff - dt.date(1970, 1, 1)).days
+    return kappa <= days.astype(np.int64) - delta_days
+
+
+def chronological_split(questions: pa.Table, test_fraction: float) -> tuple[pa.Table, pa.Table]:
+    """Sort by (end_time, id); the newest round(n·f) rows are the test split."""
+    ordered = questions.sort_by([("end_time", "ascending"), ("id", "ascending")])
+    n = ordered.num_rows
+    n_test = int(np.floor(n * test_fraction + 0.5))
+    return ordered.slice(0, n - n_test), ordered.slice(n - n_test)
+
+
+@dataclass
+class Admission:
+    splits: dict[str, tuple[pa.Table, pa.Table]]  # split name → (train, test)
+    summary: dict[str, dict]
+
+
+def admit(questions: pa.Table, config: AdmissionConfig) -> Admission:
+    splits: dict[str, tuple[pa.Table, pa.Table]] = {}
+    for cutoff in config.cutoffs:
+        mask = admitted_mask(questions.column("end_time"), cutoff, config.delta_days)
+        splits[split_name(cutoff)] = chronological_split(questions.filter(pa.array(mask)), config.test_fraction)
+    summary = {}
+    for model, cutoff in sorted(config.models.items()):
+        train, test = splits[split_name(cutoff)]
+        admitted = train.num_rows + test.num_rows
+        summary[model] = {
+            "cutoff": cutoff.isoformat(),
+            "split": split_name(cutoff),
+            "admitted": admitted,
+            "excluded_by_cutoff": questions.num_rows - admitted,
+        }
+    return Admission(splits=splits, summary=summary)
+
+
+def admission_log(questions: pa.Table, config: AdmissionConfig) -> Iterator[pa.Table]:
+    """One block per model (models sorted), rows sorted by q_id: the full (model, q) log."""
+    ordered = questions.sort_by([("id", "ascending")])
+    ids = ordered.column("id")
+    n = ordered.num_rows
+    for model, cutoff in sorted(config.models.items()):
+        mask = admitted_mask(ordered.column("end_time"), cutoff, config.delta_days)
+        yield pa.table(
+            {
+                "model": pa.array(np.full(n, model, dtype=object), pa.string()),
+                "cutoff": pa.array(np.full(n, cutoff), pa.date32()),
+                "q_id": ids,
+                "admitted": pa.array(mask),
+                "reason": pa.array(np.where(mask, ADMITTED, CUTOFF_TOO_LATE).astype(object), pa.string()),
+            },
+            schema=ADMISSION_LOG_SCHEMA,
+        )
