@@ -9,10 +9,11 @@ a single-answer multiple-choice question.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
-from oracleproto.letters import format_answer, letter_index
+from oracleproto.letters import format_answer, letter_index, letters
 
 _BOXED = re.compile(r"\\boxed\{([^}]*)\}")
 _TOKEN_SPLIT = re.compile(r"[,\s]+")
@@ -59,3 +60,38 @@ def parse_answer(
             return None
         return format_answer(indices)
     return None
+
+
+_BELIEF = re.compile(r"<belief>(.*?)</belief>", re.DOTALL)
+BELIEF_SUM_TOLERANCE = 1e-3
+
+
+def parse_belief(text: str | None, options: Sequence[str], choice_type: str) -> list[float] | None:
+    """Probability vector in option order from the last ``<belief>{json}</belief>`` block, or None.
+
+    The JSON object's ``probabilities`` must have exactly one key per option letter, each a
+    real number in [0, 1] (booleans rejected); on a single-answer question they must sum to
+    1 within 1e-3. The belief never changes the boxed answer.
+    """
+    if not text:
+        return None
+    blocks = _BELIEF.findall(text)
+    if not blocks:
+        return None
+    try:
+        obj = json.loads(blocks[-1])
+    except json.JSONDecodeError:
+        return None
+    probabilities = obj.get("probabilities") if isinstance(obj, dict) else None
+    wanted = letters(len(options))
+    if not isinstance(probabilities, dict) or sorted(probabilities) != sorted(wanted):
+        return None
+    vector: list[float] = []
+    for symbol in wanted:
+        value = probabilities[symbol]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+            return None
+        vector.append(float(value))
+    if choice_type == "single" and abs(sum(vector) - 1.0) > BELIEF_SUM_TOLERANCE:
+        return None
+    return vector
