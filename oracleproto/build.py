@@ -166,10 +166,15 @@ def run_admit(questions_path: Path, params: Mapping[str, Any], out: Path) -> dic
     return result.summary
 
 
+def audit_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The audit section plus the ingest levels (the level rule is applied by the audit)."""
+    return {**(params.get("audit") or {}), "levels": (params.get("ingest") or {}).get("levels", [1, 2])}
+
+
 def build(source_uri: str, params: Mapping[str, Any], out: Path) -> dict[str, Any]:
     """ingest → audit → admit under ``out``; returns the audit report and admission summary."""
     ingest(source_uri, params.get("ingest") or {}, out)
-    report = run_audit(out, params.get("audit") or {}, out)
+    report = run_audit(out, audit_params(params), out)
     summary = run_admit(out / QUESTIONS, params.get("admit") or {}, out)
     return {"audit": report, "admission": summary}
 

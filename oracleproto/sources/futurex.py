@@ -112,7 +112,9 @@ def _option_lists(prompt: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
 def _ground_truth_lists(ground_truth: pa.Array) -> pa.ListArray:
     stripped = pc.replace_substring_regex(pc.fill_null(pc.cast(ground_truth, pa.string()), ""), _GT_STRIP_RE, "")
     parts = pc.split_pattern_regex(stripped, _GT_SPLIT_RE)
+    # Undo the Python-literal escapes repr() writes (the "\\" letter past Z, quotes).
     flat = pc.utf8_trim_whitespace(pc.list_flatten(parts))
+    flat = pc.replace_substring(pc.replace_substring(flat, "\\\\", "\\"), "\\'", "'")
     nonempty = pc.greater(pc.utf8_length(flat), 0).to_numpy(zero_copy_only=False)
     parents = pc.list_parent_indices(parts).to_numpy()
     keep = np.flatnonzero(nonempty)

@@ -1,0 +1,3 @@
+from oracleproto.cli import main
+
+main()

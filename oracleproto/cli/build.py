@@ -1,0 +1,82 @@
+"""``oracleproto build`` and ``oracleproto validate``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from oracleproto.admission import AdmissionError
+from oracleproto.cli.app import app, fail
+from oracleproto.io import SourceReadError, read_table
+from oracleproto.params import ParamsError, load_params, section
+from oracleproto.sources import SourceError
+from oracleproto.validation import QuestionTableError, validate_questions
+
+
+@app.command(
+    epilog=(
+        "Examples:\n\n"
+        "  oracleproto build --source sample --out out/\n\n"
+        "  oracleproto build --source sqlite:../shared/data/forecast_eval_set_80.db --out out80/\n\n"
+        "  oracleproto build --source hf:futurex-ai/Futurex-Past --out fx/ --params params.yaml\n\n"
+        "  oracleproto build --source parquet:my_questions.parquet --out mine/"
+    )
+)
+def build(
+    source: Optional[str] = typer.Option(None, help="Source URI: sample | hf:REPO_OR_DIR | sqlite:PATH | jsonl:PATH | parquet:PATH | csv:PATH (default: ingest.source in params)."),
+    out: Path = typer.Option(..., help="Output directory: questions.parquet, audit/, splits/ (and raw/) are written under it."),
+    params: Optional[Path] = typer.Option(None, help="Params file (default: ./params.yaml if present, else built-in defaults)."),
+) -> None:
+    """Ingest → audit → admit into OUT, the same layout the DVC stages write under data/."""
+    from oracleproto.build import build as run_build
+
+    try:
+        config = load_params(params)
+        ingest = section(config, "ingest")
+        uri = source or ingest.get("source") or "sample"
+        result = run_build(uri, config, out)
+    except (SourceError, SourceReadError, ParamsError, AdmissionError, QuestionTableError) as exc:
+        fail(str(exc))
+        return
+    report = result["audit"]
+    typer.echo(
+        f"{uri}: {report['rows_in']} rows in → {report['rows_out']} questions, "
+        f"{report['rows_quarantined']} quarantined, {report['duplicates_collapsed']} duplicates collapsed"
+    )
+    typer.echo("counts_by_type: " + json.dumps(report["counts_by_type"], sort_keys=True))
+    for model, info in result["admission"].items():
+        typer.echo(f"  {model}: cutoff {info['cutoff']} → {info['admitted']} admitted, {info['excluded_by_cutoff']} excluded_by_cutoff")
+
+
+@app.command(
+    epilog=(
+        "Examples:\n\n"
+        "  oracleproto validate data/questions.parquet\n\n"
+        "  oracleproto validate data/splits/cutoff-2024-04-30/test.parquet\n\n"
+        "  oracleproto validate my_questions.jsonl"
+    )
+)
+def validate(path: Path = typer.Argument(..., help="A question table (.parquet or .jsonl) in the seven-column shape.")) -> None:
+    """Check a question table against the seven-column contract; print each failure (row id, column, check)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        table = read_table(path)
+    except SourceReadError as exc:
+        fail(str(exc))
+        return
+    if "end_time" in table.column_names and pa.types.is_string(table.schema.field("end_time").type):
+        table = table.set_column(
+            table.column_names.index("end_time"), "end_time",
+            pc.cast(pc.strptime(table.column("end_time"), format="%Y-%m-%d", unit="s", error_is_null=True), pa.date32()),
+        )
+    failures = validate_questions(table)
+    if failures:
+        for failure in failures:
+            typer.echo(str(failure))
+        fail(f"{path}: {len(failures)} failure(s) in {table.num_rows} rows")
+    typer.echo(f"{path}: {table.num_rows} rows valid")

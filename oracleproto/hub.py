@@ -1,0 +1,435 @@
+"""The Hugging Face dataset repo: card, folder and publication.
+
+``build_hub`` writes a folder that *is* the dataset repo (ECOSYSTEM §1.1): ``README.md``
+(YAML ``configs:`` + card body) and ``data/<config>/<split>-00000-of-00001.parquet``
+files copied byte for byte from the pipeline's outputs, so their sha256 survive
+publication. ``publish`` uploads that folder with huggingface_hub and tags the commit.
+
+Everything here is a pure function of its arguments (no knowledge of the project's data/
+layout, no clock, no host data): the same inputs give a byte-identical folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import string
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from oracleproto.io import json_text, write_text
+
+REPO_TYPE = "dataset"
+README = "README.md"
+PROVENANCE = "provenance.json"
+QUESTIONS_CONFIG = "questions"
+# Question-type buckets of the card tables, as the audit report spells them.
+TYPE_BUCKETS = (
+    ("yes_no/single", "yes/no"),
+    ("binary_named/single", "binary named"),
+    ("multiple_choice/single", "MC single"),
+    ("multiple_choice/multi", "MC multi"),
+)
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+RELEASE_TAG = re.compile(r"^v\d+\.\d+\.\d+$")
+SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")  # what the Hub's YAML data_files accepts
+TRUTHY = ("1", "ON", "YES", "TRUE")
+
+
+class HubError(ValueError):
+    """A hub folder cannot be built or published; the message says what and why."""
+
+
+# ---------------------------------------------------------------------------------------
+# Files and configs
+
+
+@dataclass(frozen=True)
+class SplitFile:
+    """One split of one config: the parquet file to publish and its row count."""
+
+    config: str
+    split: str
+    source: Path
+    rows: int
+
+    @property
+    def repo_path(self) -> str:
+        return hub_data_path(self.config, self.split)
+
+
+def hub_data_path(config: str, split: str) -> str:
+    """Repo path of a split's single shard (the layout ``push_to_hub`` uses under data/)."""
+    if not SPLIT_NAME.match(split):
+        raise HubError(f"split name {split!r} is not allowed by the Hub (letters, digits, _ and dots)")
+    if config == "data" or "/" in config:
+        raise HubError(f"config name {config!r} is not allowed (no '/', and 'data' is reserved)")
+    return f"data/{config}/{split}-00000-of-00001.parquet"
+
+
+def split_file(config: str, split: str, source: str | os.PathLike[str]) -> SplitFile:
+    """A split backed by an existing parquet file (the row count is read from its footer)."""
+    path = Path(source)
+    try:
+        rows = pq.ParquetFile(path).metadata.num_rows
+    except (OSError, pa.ArrowException) as exc:
+        raise HubError(f"config {config}, split {split}: cannot read {path}: {exc}") from exc
+    return SplitFile(config, split, path, rows)
+
+
+def published_files(files: Iterable[SplitFile]) -> list[SplitFile]:
+    """The splits that go into the repo: empty ones are left out, because one 0-row parquet
+    makes ``load_dataset`` fail for its whole config (no row group to read)."""
+    return [f for f in files if f.rows > 0]
+
+
+def configs_yaml(files: Sequence[SplitFile], default: str) -> list[dict[str, Any]]:
+    """The card's ``configs:`` entries, configs and splits in the order given."""
+    entries: dict[str, dict[str, Any]] = {}
+    for f in published_files(files):
+        entry = entries.setdefault(f.config, {"config_name": f.config, "data_files": []})
+        entry["data_files"].append({"split": f.split, "path": f"data/{f.config}/{f.split}-*"})
+    if default not in entries:
+        raise HubError(f"default config {default!r} has no rows to publish")
+    entries[default] = {"config_name": default, "default": True, "data_files": entries[default]["data_files"]}
+    return list(entries.values())
+
+
+# ---------------------------------------------------------------------------------------
+# Per-config statistics for the card
+
+
+@dataclass(frozen=True)
+class QuestionStats:
+    rows: int
+    by_bucket: dict[str, int]
+    first_end: str | None
+    last_end: str | None
+
+    @property
+    def date_range(self) -> str:
+        return "—" if self.first_end is None else f"{self.first_end} → {self.last_end}"
+
+
+def question_stats(tables: Iterable[pa.Table]) -> QuestionStats:
+    """Rows, counts by type bucket and end_time range over question-shaped tables."""
+    tables = [t.select(["question_type", "choice_type", "end_time"]) for t in tables]
+    table = pa.concat_tables(tables) if tables else None
+    if table is None or table.num_rows == 0:
+        return QuestionStats(0, {key: 0 for key, _ in TYPE_BUCKETS}, None, None)
+    buckets = pc.binary_join_element_wise(table["question_type"], table["choice_type"], "/")
+    counts = {row["values"]: row["counts"] for row in pc.value_counts(buckets).to_pylist()}
+    return QuestionStats(
+        rows=table.num_rows,
+        by_bucket={key: counts.get(key, 0) for key, _ in TYPE_BUCKETS},
+        first_end=pc.min(table["end_time"]).as_py().isoformat(),
+        last_end=pc.max(table["end_time"]).as_py().isoformat(),
+    )
+
+
+@dataclass(frozen=True)
+class CutoffConfig:
+    """A cutoff's split set as the card shows it."""
+
+    name: str
+    cutoff: str
+    models: tuple[str, ...]
+    train: QuestionStats
+    test: QuestionStats
+
+    @property
+    def published(self) -> bool:
+        return self.train.rows + self.test.rows > 0
+
+
+def models_by_cutoff(admission_summary: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[str, ...]]:
+    """``{cutoff ISO date: models}`` from the admission summary ``{model: {cutoff, …}}``."""
+    out: dict[str, list[str]] = {}
+    for model, entry in sorted(admission_summary.items()):
+        out.setdefault(str(entry["cutoff"]), []).append(model)
+    return {cutoff: tuple(models) for cutoff, models in out.items()}
+
+
+# ---------------------------------------------------------------------------------------
+# Markdown parts
+
+
+def _cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def cutoff_table(configs: Sequence[CutoffConfig]) -> str:
+    """One row per cutoff: models, split sizes, counts by type, resolution-date range."""
+    header = ["config", "cutoff κ", "models", "train", "test", *(label for _, label in TYPE_BUCKETS), "end_time τ range"]
+    rows = []
+    for c in configs:
+        both = QuestionStats(
+            c.train.rows + c.test.rows,
+            {key: c.train.by_bucket[key] + c.test.by_bucket[key] for key, _ in TYPE_BUCKETS},
+            min(filter(None, (c.train.first_end, c.test.first_end)), default=None),
+            max(filter(None, (c.train.last_end, c.test.last_end)), default=None),
+        )
+        name = f"`{c.name}`" if c.published else f"{c.name} (empty: not a config)"
+        models = ", ".join(f"`{m}`" for m in c.models) or "—"
+        rows.append([name, c.cutoff, models, c.train.rows, c.test.rows, *(both.by_bucket[k] for k, _ in TYPE_BUCKETS), both.date_range])
+    return markdown_table(header, rows)
+
+
+def files_table(files: Sequence[SplitFile], sha256: Mapping[str, str]) -> str:
+    return markdown_table(
+        ["file", "rows", "sha256"],
+        [[f"`{f.repo_path}`", f.rows, f"`{sha256[f.repo_path]}`"] for f in published_files(files)],
+    )
+
+
+def audit_summary(report: Mapping[str, Any]) -> str:
+    """The construction-time audit's counts and its rejections by rule."""
+    lines = [
+        f"- rows read from the source: {report.get('rows_in', '—')}",
+        f"- rows kept: {report.get('rows_out', '—')}",
+        f"- rows quarantined (kept with their reason, never dropped silently): {report.get('rows_quarantined', '—')}",
+        f"- duplicates collapsed: {report.get('duplicates_collapsed', '—')}",
+    ]
+    by_rule = report.get("by_rule") or {}
+    rules = markdown_table(["rule", "rows"], sorted(by_rule.items())) if by_rule else "No row was rejected by any rule."
+    return "\n".join(lines) + "\n\n" + rules
+
+
+def flatten(mapping: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """Nested mapping → sorted (dotted key, scalar) pairs."""
+    pairs: list[tuple[str, Any]] = []
+    for key in sorted(mapping):
+        value = mapping[key]
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            pairs += flatten(value, f"{name}.")
+        else:
+            pairs.append((name, value))
+    return pairs
+
+
+def hash_chain_table(hashes: Mapping[str, Any]) -> str:
+    """The run's hash chain (paper Table 22) as a two-column table; null means the
+    covered artefact was off in that run (e.g. a disabled protocol)."""
+    rows = [[f"`{name}`", "null (off)" if value is None else f"`{value}`"] for name, value in flatten(hashes)]
+    return markdown_table(["hash", "value"], rows)
+
+
+# ---------------------------------------------------------------------------------------
+# Card
+
+
+def render_template(template: str, values: Mapping[str, Any], name: str) -> str:
+    """Fill ``${placeholder}``s (``string.Template``: ``$$`` is a literal dollar); every
+    placeholder must have a value, and a value nobody uses is an error too."""
+    tmpl = string.Template(template)
+    if not tmpl.is_valid():
+        raise HubError(f"card template {name}: a '$' is neither $$ nor a ${{placeholder}}")
+    used = set(tmpl.get_identifiers())
+    missing = sorted(used - set(values))
+    unused = sorted(set(values) - used)
+    if missing or unused:
+        raise HubError(f"card template {name}: placeholders without a value {missing}, values without a placeholder {unused}")
+    return tmpl.substitute({key: str(value) for key, value in values.items()})
+
+
+def size_category(rows: int) -> str:
+    """The Hub's size_categories bucket of a row count."""
+    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if rows < limit:
+            return label
+    return "1M<n<10M"
+
+
+def card_header(metadata: Mapping[str, Any], configs: list[dict[str, Any]]) -> str:
+    """The YAML front matter, built by huggingface_hub (no Jinja2 needed)."""
+    from huggingface_hub import DatasetCardData
+
+    return "---\n" + DatasetCardData(**metadata, configs=configs).to_yaml() + "\n---\n"
+
+
+# ---------------------------------------------------------------------------------------
+# Folder
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class HubFile:
+    path: str  # repo path, '/'-separated
+    size: int
+    sha256: str
+
+
+def hub_listing(hub_dir: str | os.PathLike[str]) -> list[HubFile]:
+    """Every file of the folder, sorted by repo path."""
+    root = Path(hub_dir)
+    if not root.is_dir():
+        raise HubError(f"hub folder {root} does not exist (run `dvc repro publish` first)")
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    return [HubFile(p.relative_to(root).as_posix(), p.stat().st_size, sha256_file(p)) for p in files]
+
+
+def hub_digest(listing: Sequence[HubFile]) -> str:
+    """One sha256 over the sorted ``<sha256>  <path>`` lines: names the whole release."""
+    body = "".join(f"{f.sha256}  {f.path}\n" for f in listing)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def build_hub(out_dir: str | os.PathLike[str], files: Sequence[SplitFile], texts: Mapping[str, str]) -> list[HubFile]:
+    """Write the repo folder from scratch: each published split copied byte for byte,
+    plus the text files (README.md, provenance.json). Stale files cannot survive."""
+    root = Path(out_dir)
+    if root.exists():
+        shutil.rmtree(root)
+    for f in published_files(files):
+        target = root / f.repo_path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f.source, target)
+    for repo_path, text in texts.items():
+        write_text(text, root / repo_path)
+    return hub_listing(root)
+
+
+def provenance(repo_id: str, hashes: Mapping[str, Any], source: Mapping[str, Any], files: Sequence[SplitFile], sha256: Mapping[str, str]) -> str:
+    """Machine-readable twin of the card's provenance section."""
+    return json_text(
+        {
+            "repo_id": repo_id,
+            "source": dict(source),
+            "hash_chain": dict(hashes),
+            "files": {f.repo_path: {"rows": f.rows, "sha256": sha256[f.repo_path]} for f in published_files(files)},
+        }
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Publication
+
+
+def check_release(repo_id: str, tag: str) -> None:
+    if not REPO_ID.match(repo_id):
+        raise HubError(f"repo id {repo_id!r} is not ORG/NAME")
+    if not RELEASE_TAG.match(tag):
+        raise HubError(f"tag {tag!r} is not a release tag vX.Y.Z")
+
+
+def offline_mode() -> bool:
+    """HF_HUB_OFFLINE as huggingface_hub reads it, also when set after its import."""
+    from huggingface_hub import constants
+
+    return constants.is_offline_mode() or os.environ.get("HF_HUB_OFFLINE", "").upper() in TRUTHY
+
+
+def delete_patterns(listing: Sequence[HubFile]) -> list[str]:
+    """Remote paths this release replaces: everything under the folder's top-level
+    directories (stale shards go; README.md is overwritten; .gitattributes is kept)."""
+    return sorted({f"{f.path.split('/')[0]}/**" for f in listing if "/" in f.path})
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    repo_id: str
+    tag: str
+    hub_dir: Path
+    listing: list[HubFile]
+
+    @property
+    def digest(self) -> str:
+        return hub_digest(self.listing)
+
+    @property
+    def commit_message(self) -> str:
+        return f"OracleProto {self.tag}"
+
+    @property
+    def commit_description(self) -> str:
+        return f"hub folder sha256 {self.digest} ({len(self.listing)} files)"
+
+    def operations(self) -> list[str]:
+        """What ``publish`` does, one line per call, then one line per file."""
+        lines = [
+            f"upload_folder repo_id={self.repo_id} repo_type={REPO_TYPE} folder={self.hub_dir} "
+            f"delete_patterns={delete_patterns(self.listing)} commit_message={self.commit_message!r}",
+            f"create_tag repo_id={self.repo_id} repo_type={REPO_TYPE} tag={self.tag} revision=<commit of upload_folder>",
+        ]
+        return lines + [f"{f.sha256}  {f.size:>12}  {f.path}" for f in self.listing]
+
+
+def plan_release(hub_dir: str | os.PathLike[str], repo_id: str, tag: str) -> ReleasePlan:
+    check_release(repo_id, tag)
+    listing = hub_listing(hub_dir)
+    if README not in {f.path for f in listing}:
+        raise HubError(f"hub folder {hub_dir} has no {README}: it is not a dataset repo")
+    return ReleasePlan(repo_id, tag, Path(hub_dir), listing)
+
+
+@dataclass(frozen=True)
+class Published:
+    commit: str
+    commit_url: str
+
+
+def publish(plan: ReleasePlan, token: str, api_factory: Callable[..., Any] | None = None) -> Published:
+    """``upload_folder`` then ``create_tag`` on the uploaded commit. Hub failures become a
+    HubError naming the step; the token never appears in a message."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled, RepositoryNotFoundError
+
+    if offline_mode():
+        raise HubError("publishing needs the Hub but HF_HUB_OFFLINE is set: unset it, or use --dry-run")
+    api = (api_factory or HfApi)(token=token)
+    step = "upload_folder"
+    try:
+        info = api.upload_folder(
+            repo_id=plan.repo_id,
+            repo_type=REPO_TYPE,
+            folder_path=str(plan.hub_dir),
+            commit_message=plan.commit_message,
+            commit_description=plan.commit_description,
+            delete_patterns=delete_patterns(plan.listing),
+        )
+        step = "create_tag"
+        api.create_tag(
+            plan.repo_id,
+            repo_type=REPO_TYPE,
+            tag=plan.tag,
+            tag_message=plan.commit_description,
+            revision=info.oid,
+        )
+    except OfflineModeIsEnabled as exc:
+        raise HubError(f"{step}: the Hub is unreachable in offline mode ({exc})") from exc
+    except RepositoryNotFoundError as exc:
+        raise HubError(
+            f"{step}: dataset repo {plan.repo_id} not found or not writable with this token; "
+            f"create it first (hf repos create {plan.repo_id} --repo-type dataset)"
+        ) from exc
+    except HfHubHTTPError as exc:
+        raise HubError(f"{step} on {plan.repo_id} failed: {exc}") from exc
+    return Published(commit=info.oid, commit_url=info.commit_url)
+
+
+def card_values_json(value: Any) -> str:
+    """Compact JSON for values a card shows inline."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
