@@ -1,0 +1,287 @@
+"""A loopback OpenAI-compatible chat-completions server for tests and benchmarks.
+
+It speaks the wire format exactly (``POST /chat/completions``: tools, ``tool_calls`` with
+string arguments, ``finish_reason``, ``usage``), records every request (headers and body)
+for assertions, and can be given latency and faults:
+
+- a *brain* decides each reply from the request (default :class:`SearchThenAnswer`: ``k``
+  web_search calls while tools are offered, then the first ``\\boxed{…}`` example of the
+  prompt, so every question type gets a parseable answer);
+- a *fault plan* may answer a request with an HTTP error (optionally with Retry-After), a
+  non-JSON 200, a stall longer than the client timeout, or a dropped connection. Faults
+  are decided from the request body and how many times that same body was seen, so a
+  storm is the same whatever the concurrency.
+
+Run it in a thread (``with OpenAIServer(...) as server``) or as a process for benchmarks:
+``python -m tests.servers.openai_server --latency 0.05`` prints ``PORT <n>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+BOXED_EXAMPLE = re.compile(r"\\boxed\{([^}]*)\}")
+
+
+# ---------------------------------------------------------------------------------------
+# Reply builders
+
+
+def completion(message: dict[str, Any], finish_reason: str, body: dict[str, Any], cost: float | None = None) -> dict:
+    prompt_chars = len(json.dumps(body.get("messages", [])))
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_chars // 4,
+        "completion_tokens": 12,
+        "total_tokens": prompt_chars // 4 + 12,
+        "completion_tokens_details": {"reasoning_tokens": 3},
+    }
+    if cost is not None:
+        usage["cost"] = cost
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    return {
+        "id": f"chatcmpl-{digest[:16]}",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": body.get("model"),
+        "system_fingerprint": "fp_loopback",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
+        "usage": usage,
+    }
+
+
+def content_reply(text: str, body: dict[str, Any], cost: float | None = None) -> dict:
+    return completion({"role": "assistant", "content": text}, "stop", body, cost)
+
+
+def tool_call_reply(name: str, arguments: str, body: dict[str, Any], call_id: str | None = None, content=None) -> dict:
+    digest = hashlib.sha256((json.dumps(body, sort_keys=True) + arguments).encode()).hexdigest()
+    call = {"id": call_id or f"call_{digest[:12]}", "type": "function", "function": {"name": name, "arguments": arguments}}
+    return completion({"role": "assistant", "content": content, "tool_calls": [call]}, "tool_calls", body)
+
+
+def first_user_text(body: dict[str, Any]) -> str:
+    for message in body.get("messages", []):
+        if message.get("role") == "user":
+            return message.get("content") or ""
+    return ""
+
+
+def searches_done(body: dict[str, Any]) -> int:
+    return sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
+
+
+@dataclass
+class SearchThenAnswer:
+    """Search ``searches`` times while the tool is offered, then answer with the prompt's first box example."""
+
+    searches: int = 2
+    cost: float | None = None
+
+    def __call__(self, body: dict[str, Any]) -> dict:
+        done = searches_done(body)
+        if body.get("tools") and done < self.searches:
+            event = first_user_text(body)[:40]
+            return tool_call_reply("web_search", json.dumps({"query": f"search {done + 1}: {event}"}), body)
+        examples = BOXED_EXAMPLE.findall(first_user_text(body))
+        answer = examples[0] if examples else "A"
+        return content_reply(f"Weighing the evidence. \\boxed{{{answer}}}", body, self.cost)
+
+
+# ---------------------------------------------------------------------------------------
+# Faults
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str  # "status" | "malformed" | "stall" | "drop"
+    status: int = 500
+    body: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    stall_s: float = 0.0
+
+
+def status_fault(status: int, body: str = "", retry_after: str | None = None) -> Fault:
+    headers = (("Retry-After", retry_after),) if retry_after is not None else ()
+    return Fault("status", status=status, body=body, headers=headers)
+
+
+@dataclass
+class FaultStorm:
+    """Fault a ``rate`` share of first attempts (and fewer retries), chosen by body hash.
+
+    ``faults`` cycles through the fault kinds; the n-th sight of the same body is faulted
+    with probability ``rate / 2**n``, so retries mostly succeed and the run completes.
+    """
+
+    faults: tuple[Fault, ...]
+    rate: float = 0.3
+
+    def __call__(self, body: dict[str, Any], seen: int) -> Fault | None:
+        digest = hashlib.sha256((json.dumps(body, sort_keys=True) + f"#{seen}").encode()).digest()
+        draw = int.from_bytes(digest[:4], "big") / 2**32
+        if draw >= self.rate / (2**seen):
+            return None
+        return self.faults[digest[4] % len(self.faults)]
+
+
+# ---------------------------------------------------------------------------------------
+# The server
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any] | None
+    raw: bytes
+
+
+@dataclass
+class ServerState:
+    brain: Callable[[dict[str, Any]], dict]
+    latency_s: float = 0.0
+    fault_plan: Callable[[dict[str, Any], int], Fault | None] | None = None
+    requests: list[RecordedRequest] = field(default_factory=list)
+    seen: dict[str, int] = field(default_factory=dict)
+    faults_served: list[str] = field(default_factory=list)
+    record: bool = True
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    state: ServerState  # set on the subclass made per server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(self, status: int, payload: bytes, headers: tuple[tuple[str, str], ...] = ()) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            body = None
+        state = self.state
+        key = hashlib.sha256(raw).hexdigest()
+        with state.lock:
+            if state.record:
+                state.requests.append(RecordedRequest(self.path, dict(self.headers.items()), body, raw))
+            seen = state.seen.get(key, 0)
+            state.seen[key] = seen + 1
+        if self.path.rstrip("/") != "/chat/completions" or body is None:
+            self._send(404, b'{"error": {"message": "not found"}}')
+            return
+        fault = state.fault_plan(body, seen) if state.fault_plan else None
+        if state.latency_s:
+            time.sleep(state.latency_s)
+        try:
+            if fault is not None:
+                with state.lock:
+                    state.faults_served.append(fault.kind if fault.kind != "status" else str(fault.status))
+                self._serve_fault(fault)
+                return
+            reply = state.brain(body)
+            self._send(200, json.dumps(reply).encode())
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _serve_fault(self, fault: Fault) -> None:
+        if fault.kind == "status":
+            body = fault.body or json.dumps({"error": {"message": f"scripted {fault.status}"}})
+            self._send(fault.status, body.encode(), fault.headers)
+        elif fault.kind == "malformed":
+            self._send(200, b'{"id": "x", "choices": [{"message": ')
+        elif fault.kind == "stall":
+            time.sleep(fault.stall_s)
+            self._send(200, json.dumps(content_reply("late", {})).encode())
+        elif fault.kind == "drop":
+            self.close_connection = True
+            self.connection.shutdown(2)
+        else:
+            raise ValueError(f"unknown fault kind {fault.kind!r}")
+
+
+class OpenAIServer:
+    """Threaded loopback server; ``base_url`` ends in ``/v1``-less root (``http://127.0.0.1:PORT``)."""
+
+    def __init__(
+        self,
+        brain: Callable[[dict[str, Any]], dict] | None = None,
+        *,
+        latency_s: float = 0.0,
+        fault_plan: Callable[[dict[str, Any], int], Fault | None] | None = None,
+        port: int = 0,
+        record: bool = True,
+    ) -> None:
+        self.state = ServerState(brain=brain or SearchThenAnswer(), latency_s=latency_s, fault_plan=fault_plan, record=record)
+        handler = type("Handler", (_Handler,), {"state": self.state})
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        return self.state.requests
+
+    def chat_bodies(self) -> list[dict[str, Any]]:
+        return [r.body for r in self.state.requests if r.body is not None]
+
+    def start(self) -> OpenAIServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> OpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per reply")
+    parser.add_argument("--searches", type=int, default=2, help="web_search calls before answering")
+    args = parser.parse_args()
+    server = OpenAIServer(SearchThenAnswer(searches=args.searches), latency_s=args.latency, port=args.port, record=False)
+    server.start()
+    print(f"PORT {server.port}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
