@@ -7,6 +7,11 @@ Each call is stored under the sha256 of its canonical request plus where it happ
 - ``off``: always call, store nothing.
 Secrets never enter a request passed here: callers pass the request body without keys
 (keys travel in headers added by the transport).
+
+A call that ends in a classified :class:`~oracleproto.agent.errors.CallError` (after its
+retries) is recorded too, except ``auth``: replay re-raises the same error, so a run with
+error rows replays byte-identically. In ``record`` mode a recorded error is *not* served:
+the call is tried again, which is what resuming a run with error rows needs.
 """
 
 from __future__ import annotations
@@ -20,8 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from oracleproto.agent.errors import AUTH, CallError
+
 CacheMode = Literal["record", "replay", "off"]
 CACHE_MODES: tuple[str, ...] = ("record", "replay", "off")
+ERROR_ENTRY = "__call_error__"
 
 
 class ReplayMissError(RuntimeError):
@@ -106,18 +114,29 @@ class CallCache:
     ) -> dict[str, Any]:
         """Return the response for ``request``: cached, or from ``send()`` (then stored).
 
-        Only successful responses are stored: a call that raises is not cached, so a
-        recorded run never replays a transient fault as if it were the answer.
+        Successful responses are stored and served. A final :class:`CallError` (not
+        ``auth``) is stored as an error entry: replay re-raises it, record calls again.
+        Any other exception is neither stored nor swallowed.
         """
         if self.mode == "off":
             return await send()
         key = call_key(channel, request, context)
         cached = self.lookup(key)
-        if cached is not None:
+        if cached is not None and ERROR_ENTRY not in cached:
             return cached
         if self.mode == "replay":
+            if cached is not None:
+                error = cached[ERROR_ENTRY]
+                raise CallError(error["kind"], error["message"], status=error.get("status"))
             raise ReplayMissError(f"replay miss: no recorded {channel} call for {context.describe()}")
-        response = await send()
+        try:
+            response = await send()
+        except CallError as exc:
+            if exc.kind != AUTH:
+                entry = {ERROR_ENTRY: {"kind": exc.kind, "message": exc.message, "status": exc.status}}
+                async with self._lock:
+                    self.store(key, channel, context, entry)
+            raise
         async with self._lock:
             self.store(key, channel, context, response)
         return response
