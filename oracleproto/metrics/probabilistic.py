@@ -47,6 +47,42 @@ def _cell_offsets(sizes: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64) if len(sizes) else np.zeros(0, np.int64)
 
 
+def _leave_one_out_means(
+    cell_question: np.ndarray,
+    has_vector: np.ndarray,
+    n_options: np.ndarray,
+    flat_cell: np.ndarray,
+    flat_letter: np.ndarray,
+    p: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per (cell, letter): mean of the other models' vectors for the cell's question, and per
+    cell the number of those models. Sums run over the other models in model order (one
+    pass per model rank, never per trial), so two identical forecasters give exactly
+    identical crowds — ABI's square root would magnify any subtraction residue."""
+    n_cells = len(cell_question)
+    rank = np.full(n_cells, -1, dtype=np.int64)
+    with_vector = np.flatnonzero(has_vector)
+    by_question = with_vector[np.argsort(cell_question[with_vector], kind="stable")]
+    group_start = np.ones(len(by_question), dtype=bool)
+    group_start[1:] = cell_question[by_question[1:]] != cell_question[by_question[:-1]]
+    starts = np.flatnonzero(group_start)
+    rank[by_question] = np.arange(len(by_question)) - np.repeat(starts, np.diff(np.append(starts, len(by_question))))
+    n_with_vector = np.bincount(cell_question[with_vector], minlength=len(n_options))
+    others = np.where(has_vector, n_with_vector[cell_question] - 1, 0)
+
+    q_offset = _cell_offsets(n_options)
+    flat_position = q_offset[cell_question][flat_cell] + flat_letter
+    flat_rank = rank[flat_cell]
+    total = np.zeros(len(flat_cell))
+    for r in range(int(rank.max()) + 1 if len(with_vector) else 0):
+        of_rank = np.zeros(int(n_options.sum()))
+        holders = flat_rank == r
+        of_rank[flat_position[holders]] = p[holders]
+        total += np.where(flat_rank != r, of_rank[flat_position], 0.0)
+    divisor = others[flat_cell]
+    return np.divide(total, divisor, out=np.zeros(len(flat_cell)), where=divisor > 0), others
+
+
 def belief_stats(data: TrialData, table: pa.Table, fallback_belief: float | None) -> BeliefStats | None:
     """None when no eligible trial has a vector (no belief column and no fallback)."""
     rows, cells, questions = data.rows, data.cells, data.questions
@@ -117,16 +153,8 @@ def belief_stats(data: TrialData, table: pa.Table, fallback_belief: float | None
     m = questions.n_gold[cells.question].astype(np.float64)
     gamma_uniform = np.where(has_vector, (m * (1 / k - 1) ** 2 + (k - m) * (1 / k) ** 2) / k, np.nan)
 
-    # Crowd: leave-one-out mean of the other models' vectors for the same question
-    q_offset = _cell_offsets(questions.n_options)
-    flat_q_position = q_offset[cells.question][flat_cell] + flat_letter
-    crowd_sum = np.bincount(flat_q_position[keep], weights=p[keep], minlength=int(questions.n_options.sum()))
-    crowd_n = np.bincount(cells.question[has_vector], minlength=len(questions.ids))
-    others = crowd_n[cells.question] - 1
-    flat_others = others[flat_cell]
-    crowd_keep = keep & (flat_others > 0)
-    loo = np.zeros(len(flat_cell))
-    loo[crowd_keep] = (crowd_sum[flat_q_position[crowd_keep]] - p[crowd_keep]) / flat_others[crowd_keep]
+    loo, others = _leave_one_out_means(cells.question, has_vector, questions.n_options, flat_cell, flat_letter, p)
+    crowd_keep = keep & (others[flat_cell] > 0)
     crowd_error = np.bincount(flat_cell[crowd_keep], weights=(loo[crowd_keep] - o[crowd_keep]) ** 2, minlength=n_cells)
     gamma_crowd = np.where(has_vector & (others > 0), crowd_error / k, np.nan)
 
