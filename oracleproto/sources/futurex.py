@@ -34,8 +34,14 @@ _OPTIONS_FORMAT = (
     "For example: \\boxed{A} for one correct option, or \\boxed{B, C} for several."
 )
 
-_EVENT_RE = r'(?s)The event to be predicted: "(?P<event>.*?) \(resolved around (?P<resolved>[^()\n]*?)(?: \([^()\n]*\))?\)'
-_OPTION_LINE_RE = r'^\s*(?P<letter>[A-Za-z\[\\\]^_`])\.\s+(?:the outcome be\s+)?(?P<label>.*?)"?\s*$'
+# The quoted block is cut with plain substring splits (much faster than one big regex):
+# '…The event to be predicted: "<event> (resolved around <τ> (GMT+8)).\nA.  the outcome be
+# <label>\n…"\nIMPORTANT…'.
+_EVENT_MARK = 'The event to be predicted: "'
+_RESOLVED_MARK = " (resolved around "
+_INSTRUCTIONS_MARK = "\nIMPORTANT"
+_OPTION_LINE_START = r'^\s*[A-Za-z\[\\\]^_`]\.\s'
+_LABEL_PREFIX = "the outcome be "
 _GT_SPLIT_RE = r"""['"]\s*,\s*['"]"""
 _GT_STRIP_RE = r"""^\s*\[?\s*['"]?|['"]?\s*\]?\s*$"""
 
@@ -60,11 +66,8 @@ def ground_truth_literal(question_type: str, options: Sequence[str], answer: str
     return repr(letters)
 
 
-def _first_true_position(flags: np.ndarray, parents: np.ndarray, positions: np.ndarray, n_rows: int) -> np.ndarray:
-    """Per row, the smallest line position where ``flags`` holds (a large value when none)."""
-    first = np.full(n_rows, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first, parents[flags], positions[flags])
-    return first
+def _np(values: pa.Array) -> np.ndarray:
+    return np.asarray(values.to_numpy(zero_copy_only=False))
 
 
 def _single_byte_codes(values: pa.Array) -> np.ndarray:
@@ -82,27 +85,38 @@ def _list_from_flat(values: pa.Array, parents: np.ndarray, n_rows: int) -> pa.Li
     return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
-def _option_lists(prompt: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
-    """Options per row from the lettered lines before the IMPORTANT block, and a per-row
-    flag telling whether the letters ran A, B, C, … in order."""
-    n = len(prompt)
-    lines = pc.split_pattern(pc.fill_null(prompt, ""), "\n")
+def _nth_piece(lists: pa.ListArray, k: int) -> pa.Array:
+    """The k-th element of each list (null where the list is shorter)."""
+    lengths = _np(pc.list_value_length(lists))
+    starts = lists.offsets.to_numpy()[:-1]
+    return lists.values.take(pa.array(starts + k, mask=lengths <= k))
+
+
+def _option_lists(after_event: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
+    """Options per row from the lettered lines after the event (up to the instructions),
+    and a per-row flag telling whether the letters ran A, B, C, … in order."""
+    n = len(after_event)
+    block = _nth_piece(pc.split_pattern(pc.fill_null(after_event, ""), _INSTRUCTIONS_MARK, max_splits=1), 0)
+    lines = pc.split_pattern(block, "\n")
     flat = pc.list_flatten(lines)
     parents = pc.list_parent_indices(lines).to_numpy()
-    line_offsets = lines.offsets.to_numpy()
-    positions = np.arange(len(flat), dtype=np.int64) - line_offsets[parents]
-    important = pc.starts_with(pc.utf8_ltrim_whitespace(flat), "IMPORTANT").to_numpy(zero_copy_only=False)
-    stop = _first_true_position(important, parents, positions, n)
-    matched = pc.extract_regex(flat, _OPTION_LINE_RE)
-    is_option = matched.is_valid().to_numpy(zero_copy_only=False) & (positions < stop[parents])
-    keep = np.flatnonzero(is_option)
-    kept_parents = parents[keep]
-    labels = pc.utf8_trim_whitespace(pc.struct_field(matched, "label").take(keep))
-    letters_seen = pc.struct_field(matched, "letter").take(keep)
+    line_starts = lines.offsets.to_numpy()
+    is_last_line = np.arange(len(flat)) == (line_starts[1:][parents] - 1)
+    candidate = np.flatnonzero(_np(pc.match_substring_regex(flat, _OPTION_LINE_START)) & (np.arange(len(flat)) != line_starts[:-1][parents]))
+    # Candidate lines are "<letter>. <label>" after optional indentation: slice, no regex.
+    option_lines = pc.utf8_ltrim_whitespace(flat.take(pa.array(candidate)))
+    letters_seen = pc.utf8_slice_codeunits(option_lines, 0, 1)
+    labels = pc.utf8_ltrim_whitespace(pc.utf8_slice_codeunits(option_lines, 2))
+    labels = pc.if_else(pc.starts_with(labels, _LABEL_PREFIX), pc.utf8_slice_codeunits(labels, len(_LABEL_PREFIX)), labels)
+    kept_parents = parents[candidate]
+    # The closing quote of the block sits at the end of the last option line.
+    labels = pc.utf8_rtrim_whitespace(labels)
+    closing = pc.and_(pa.array(is_last_line[candidate]), pc.ends_with(labels, '"'))
+    labels = pc.utf8_trim_whitespace(pc.if_else(closing, pc.utf8_slice_codeunits(labels, 0, -1), labels))
     options = _list_from_flat(labels, kept_parents, n)
     # Rank of each option line within its row must equal its letter's index.
     starts = options.offsets.to_numpy()[:-1]
-    rank = np.arange(len(keep), dtype=np.int64) - starts[kept_parents]
+    rank = np.arange(len(candidate), dtype=np.int64) - starts[kept_parents]
     out_of_order = _single_byte_codes(letters_seen) != (rank + ord("A"))
     ordered = np.ones(n, dtype=bool)
     ordered[kept_parents[out_of_order]] = False
@@ -173,10 +187,12 @@ def parse_futurex(batch: pa.Table, first_row: int = 0) -> pa.Table:
 
     n = batch.num_rows
     prompt = batch.column("prompt").combine_chunks() if n else pa.array([], pa.string())
-    event_match = pc.extract_regex(pc.fill_null(prompt, ""), _EVENT_RE)
-    event = pc.utf8_trim_whitespace(pc.struct_field(event_match, "event"))
-    event = pc.if_else(event_match.is_valid(), event, pa.scalar(None, pa.string()))
-    options, ordered = _option_lists(prompt)
+    head_tail = pc.split_pattern(pc.fill_null(prompt, ""), _RESOLVED_MARK, max_splits=1)
+    event = _nth_piece(pc.split_pattern(_nth_piece(head_tail, 0), _EVENT_MARK, max_splits=1), 1)
+    after_event = _nth_piece(head_tail, 1)
+    has_block = pc.and_(event.is_valid(), after_event.is_valid())
+    event = pc.utf8_trim_whitespace(event)
+    options, ordered = _option_lists(after_event)
     yes_no = pc.equal(pc.list_value_length(options), 0).to_numpy(zero_copy_only=False)
     gt = _ground_truth_lists(batch.column("ground_truth").combine_chunks())
     answer, gt_error = _gold_letters(gt, options)
@@ -184,7 +200,7 @@ def parse_futurex(batch: pa.Table, first_row: int = 0) -> pa.Table:
     options = pc.if_else(pa.array(yes_no), yes_no_options, options)
     question_type = pa.array(np.where(yes_no, "yes_no", None).tolist(), pa.string())
     parse_error = pc.if_else(
-        event_match.is_valid(),
+        has_block,
         pc.if_else(pa.array(ordered), gt_error, pa.scalar("option letters are not consecutive from A", pa.string())),
         pa.scalar("prompt has no 'The event to be predicted: \"… (resolved around …)' block", pa.string()),
     )
