@@ -25,11 +25,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
+from oracleproto.io import METADATA_KEY, read_parquet, write_json, write_parquet, write_text
 from oracleproto.metrics import exam_scores
+from oracleproto.prompts import ProtocolSwitches, PromptQuestion, render_user_prompt, templates_from_schema
 
 SFT_MODES = ("correct", "all", "best_of_n")
 ROLES = ("system", "user", "assistant", "tool")
@@ -71,6 +76,7 @@ SFT_SCHEMA = pa.schema(
         pa.field("cutoff", pa.date32()),
         pa.field("prediction_cutoff", pa.date32()),
         pa.field("end_time", pa.date32()),
+        pa.field("split", pa.string()),
         pa.field("detector_verdicts", pa.list_(pa.list_(pa.string())), nullable=False),
         pa.field("retrieved_docs", pa.list_(RETRIEVED_DOC_TYPE), nullable=False),
     ]
@@ -316,9 +322,10 @@ def detector_verdicts(search_calls: Any, where: str) -> list[list[str]]:
     return [[str(v) for v in (call.get("detector_verdicts") or [])] for call in search_calls if isinstance(call, dict)]
 
 
-def sft_table(selected: pa.Table) -> tuple[pa.Table, dict[str, int]]:
+def sft_table(selected: pa.Table, split_of: Mapping[tuple[dt.date, str], str]) -> tuple[pa.Table, dict[str, int]]:
     """SFT rows (``SFT_SCHEMA``) of selected trials, and the count of skipped traces by
-    reason (see :class:`UnusableTrace`)."""
+    reason (see :class:`UnusableTrace`). ``split_of`` maps (cutoff, q_id) to the split
+    holding the question in that cutoff's config, so trainers can keep test questions out."""
     rows = []
     skipped: dict[str, int] = {}
     for trial in selected.select([*SFT_TRIAL_COLUMNS, "exam_score"]).to_pylist():
@@ -337,6 +344,7 @@ def sft_table(selected: pa.Table) -> tuple[pa.Table, dict[str, int]]:
                 **{name: trial[name] for name in ("model", "q_id", "trial", "question_type", "choice_type", "answer", "pred")},
                 "exam_score": trial["exam_score"],
                 **{name: trial[name] for name in ("cutoff", "prediction_cutoff", "end_time")},
+                "split": split_of.get((trial["cutoff"], trial["q_id"])),
                 "detector_verdicts": detector_verdicts(search_calls, where),
                 "retrieved_docs": retrieved_docs(messages),
             }
@@ -393,9 +401,8 @@ def jsonl_text(records: Iterable[Mapping[str, Any]]) -> str:
 # ---------------------------------------------------------------------------------------
 # RL: one row per admissible question per cutoff
 
-# Renders the evaluator's opening messages for one question row (QUESTION_SCHEMA fields)
-# whose prediction cutoff is the given date.
-PromptRenderer = Callable[[Mapping[str, Any], dt.date], list[dict[str, str]]]
+# Renders the evaluator's opening messages for one question row (QUESTION_SCHEMA fields).
+PromptRenderer = Callable[[Mapping[str, Any]], list[dict[str, str]]]
 
 
 def config_name(cutoff: dt.date) -> str:
@@ -414,7 +421,7 @@ def rl_rows(
     rows = []
     for question in questions.sort_by([("id", "ascending")]).to_pylist():
         prediction_cutoff = question["end_time"] - dt.timedelta(days=delta_days)
-        prompt = render(question, prediction_cutoff)
+        prompt = render(question)
         for position, message in enumerate(prompt):
             if set(message) != {"role", "content"} or message["role"] not in ROLES:
                 raise ExportError(f"question {question['id']}: rendered prompt message {position} is not {{role, content}}")
@@ -452,3 +459,148 @@ def rl_table(rows: Iterable[dict[str, Any]]) -> pa.Table:
     for index, row in enumerate(ordered):
         row["extra_info"]["index"] = index
     return table_from_rows(ordered, RL_SCHEMA)
+
+
+def user_prompt_renderer(
+    templates: Mapping[str, str],
+    *,
+    max_steps: int,
+    max_search_calls: int,
+    protocols: ProtocolSwitches,
+) -> PromptRenderer:
+    """The evaluator's opening message: one user turn rendered by R with the evaluation's
+    budgets and protocol tails, so an RL prompt is byte-identical to the evaluation prompt."""
+
+    def render(question: Mapping[str, Any]) -> list[dict[str, str]]:
+        prompt_question = PromptQuestion(
+            q_id=question["id"],
+            question_type=question["question_type"],
+            choice_type=question["choice_type"],
+            event=question["event"],
+            options=tuple(question["options"]),
+            end_time=question["end_time"],
+        )
+        text = render_user_prompt(
+            prompt_question, templates, max_steps=max_steps, max_search_calls=max_search_calls, protocols=protocols
+        )
+        return [{"role": "user", "content": text}]
+
+    return render
+
+
+# ---------------------------------------------------------------------------------------
+# Files: what the export stage and `oracleproto export` write
+
+SFT_FILE = "sft.parquet"
+OPENAI_FILE = "sft_openai.jsonl"
+RL_FILE = "rl.parquet"
+SUMMARY_FILE = "summary.json"
+SPLIT_GLOB = "cutoff-*"
+
+
+@dataclass(frozen=True)
+class ExportSettings:
+    """The ``export`` params section plus the evaluation budgets the prompts need."""
+
+    sft_mode: str = "correct"
+    sft_models: tuple[str, ...] | None = None
+    rl_split: str = "train"
+    max_steps: int = 6
+    max_search_calls: int = 4
+    protocols: ProtocolSwitches = ProtocolSwitches()
+
+    @classmethod
+    def from_params(cls, export: Mapping[str, Any], **evaluation: Any) -> "ExportSettings":
+        unknown = sorted(set(export) - {"sft_mode", "sft_models", "rl_split"})
+        if unknown:
+            raise ExportError(f"params export: unknown key(s) {', '.join(unknown)} (known: sft_mode, sft_models, rl_split)")
+        mode = export.get("sft_mode", cls.sft_mode)
+        if mode not in SFT_MODES:
+            raise ExportError(f"params export.sft_mode must be one of {', '.join(SFT_MODES)}, got {mode!r}")
+        models = export.get("sft_models")
+        if models is not None and not (isinstance(models, list) and all(isinstance(m, str) for m in models)):
+            raise ExportError(f"params export.sft_models must be a list of model slugs or null, got {models!r}")
+        split = export.get("rl_split", cls.rl_split)
+        if split not in ("train", "test"):
+            raise ExportError(f"params export.rl_split must be train or test, got {split!r}")
+        return cls(sft_mode=mode, sft_models=None if models is None else tuple(models), rl_split=split, **evaluation)
+
+
+def _split_delta_days(path: Path) -> int:
+    meta = json.loads((pq.read_schema(path).metadata or {}).get(METADATA_KEY, b"{}"))
+    delta = meta.get("delta_days")
+    if not isinstance(delta, int):
+        raise ExportError(f"{path}: schema metadata has no integer delta_days (written by the admit stage)")
+    return delta
+
+
+def split_dirs(splits_dir: Path) -> list[tuple[dt.date, Path]]:
+    """``(cutoff, directory)`` of every ``cutoff-YYYY-MM-DD`` split set, by cutoff."""
+    found = []
+    for path in sorted(p for p in splits_dir.glob(SPLIT_GLOB) if p.is_dir()):
+        try:
+            found.append((dt.date.fromisoformat(path.name.removeprefix("cutoff-")), path))
+        except ValueError as exc:
+            raise ExportError(f"{path}: split set name is not cutoff-YYYY-MM-DD") from exc
+    if not found:
+        raise ExportError(f"{splits_dir}: no cutoff-YYYY-MM-DD split set (run the admit stage first)")
+    return found
+
+
+def question_splits(splits_dir: Path) -> dict[tuple[dt.date, str], str]:
+    """(cutoff, q_id) → "train" or "test"."""
+    out = {}
+    for cutoff, path in split_dirs(splits_dir):
+        for split in ("train", "test"):
+            for q_id in pq.read_table(path / f"{split}.parquet", columns=["id"])["id"].to_pylist():
+                out[(cutoff, q_id)] = split
+    return out
+
+
+def export_rl(splits_dir: Path, settings: ExportSettings) -> pa.Table:
+    """RL rows of every split set under ``splits_dir`` (its ``settings.rl_split`` split)."""
+    rows: list[dict[str, Any]] = []
+    for cutoff, split_dir in split_dirs(splits_dir):
+        path = split_dir / f"{settings.rl_split}.parquet"
+        questions = read_parquet(path)
+        templates, _ = templates_from_schema(questions.schema)
+        render = user_prompt_renderer(
+            templates,
+            max_steps=settings.max_steps,
+            max_search_calls=settings.max_search_calls,
+            protocols=settings.protocols,
+        )
+        rows += rl_rows(questions, cutoff, settings.rl_split, _split_delta_days(path), render)
+    return rl_table(rows)
+
+
+def run_export(trials_path: Path, splits_dir: Path, out_dir: Path, settings: ExportSettings) -> dict[str, Any]:
+    """Write sft.parquet, sft_openai.jsonl, rl.parquet and summary.json under ``out_dir``."""
+    trials = read_parquet(trials_path)
+    selection = select_sft_trials(trials, settings.sft_mode, settings.sft_models)
+    sft, skipped = sft_table(selection.trials, question_splits(splits_dir))
+    rl = export_rl(splits_dir, settings)
+    write_parquet(sft, out_dir / SFT_FILE, SFT_SCHEMA, sort_by=SFT_SORT, metadata={"export": "sft", "mode": settings.sft_mode})
+    write_text(jsonl_text(openai_records(sft)), out_dir / OPENAI_FILE)
+    write_parquet(rl, out_dir / RL_FILE, RL_SCHEMA, sort_by=RL_SORT, metadata={"export": "rl", "split": settings.rl_split})
+    summary = {
+        "sft": {
+            "mode": settings.sft_mode,
+            "models": None if settings.sft_models is None else list(settings.sft_models),
+            **selection.counts,
+            "skipped": skipped,
+            "rows": sft.num_rows,
+            "rows_by_model": _value_counts(sft["model"]),
+        },
+        "rl": {
+            "split": settings.rl_split,
+            "rows": rl.num_rows,
+            "rows_by_cutoff": {str(k): v for k, v in _value_counts(rl["cutoff"]).items()},
+        },
+    }
+    write_json(summary, out_dir / SUMMARY_FILE)
+    return summary
+
+
+def _value_counts(column: pa.ChunkedArray) -> dict[Any, int]:
+    return dict(sorted((row["values"], row["counts"]) for row in pc.value_counts(column).to_pylist()))

@@ -12,7 +12,6 @@ layout, no clock, no host data): the same inputs give a byte-identical folder.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -190,11 +189,17 @@ def cutoff_table(configs: Sequence[CutoffConfig]) -> str:
     return markdown_table(header, rows)
 
 
-def files_table(files: Sequence[SplitFile], sha256: Mapping[str, str]) -> str:
-    return markdown_table(
-        ["file", "rows", "sha256"],
-        [[f"`{f.repo_path}`", f.rows, f"`{sha256[f.repo_path]}`"] for f in published_files(files)],
-    )
+@dataclass(frozen=True)
+class DataFile:
+    """A published data file: repo path, rows (lines for JSONL) and sha256."""
+
+    path: str
+    rows: int
+    sha256: str
+
+
+def files_table(data_files: Sequence[DataFile]) -> str:
+    return markdown_table(["file", "rows", "sha256"], [[f"`{f.path}`", f.rows, f"`{f.sha256}`"] for f in data_files])
 
 
 def audit_summary(report: Mapping[str, Any]) -> str:
@@ -223,11 +228,27 @@ def flatten(mapping: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any
     return pairs
 
 
-def hash_chain_table(hashes: Mapping[str, Any]) -> str:
-    """The run's hash chain (paper Table 22) as a two-column table; null means the
-    covered artefact was off in that run (e.g. a disabled protocol)."""
-    rows = [[f"`{name}`", "null (off)" if value is None else f"`{value}`"] for name, value in flatten(hashes)]
-    return markdown_table(["hash", "value"], rows)
+def _hash_value(value: Any) -> str:
+    return "null (off)" if value is None else f"`{value}`"
+
+
+def _is_record_map(value: Any) -> bool:
+    """A mapping of records keyed by a name, such as the run's question sources by path."""
+    return isinstance(value, Mapping) and bool(value) and all(isinstance(v, Mapping) for v in value.values())
+
+
+def hash_chain_table(chain: Mapping[str, Any]) -> str:
+    """The run's hash chain (paper Table 22): one key/value table for the run-level hashes,
+    then one table per group of records (e.g. the fingerprint of every question source).
+    null means the covered artefact was off in that run (e.g. a disabled protocol)."""
+    scalars = {key: value for key, value in chain.items() if not _is_record_map(value)}
+    parts = [markdown_table(["hash", "value"], [[f"`{name}`", _hash_value(value)] for name, value in flatten(scalars)])]
+    for group in sorted(key for key, value in chain.items() if _is_record_map(value)):
+        records = chain[group]
+        fields = sorted({name for record in records.values() for name, _ in flatten(record)})
+        rows = [[f"`{key}`", *(_hash_value(dict(flatten(records[key])).get(f)) for f in fields)] for key in sorted(records)]
+        parts.append(f"`{group}`:\n\n" + markdown_table([group, *fields], rows))
+    return "\n\n".join(parts)
 
 
 # ---------------------------------------------------------------------------------------
@@ -261,6 +282,121 @@ def card_header(metadata: Mapping[str, Any], configs: list[dict[str, Any]]) -> s
     from huggingface_hub import DatasetCardData
 
     return "---\n" + DatasetCardData(**metadata, configs=configs).to_yaml() + "\n---\n"
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """A training-export config as the card's second table shows it."""
+
+    name: str
+    split: str
+    rows: int
+    content: str
+
+
+@dataclass(frozen=True)
+class CardInputs:
+    """Everything the card shows; the pipeline reads it from the stage outputs."""
+
+    repo_id: str
+    pretty_name: str
+    license: str
+    language: tuple[str, ...]
+    source: str
+    source_hash: str
+    timezone: str
+    delta_days: int
+    questions: QuestionStats
+    cutoffs: tuple[CutoffConfig, ...]
+    exports: tuple[TrainingConfig, ...]
+    audit_report: Mapping[str, Any]
+    hash_chain: Mapping[str, Any]
+    leaderboard: str | None
+    files: tuple[SplitFile, ...]
+    data_files: tuple[DataFile, ...]
+    openai_jsonl: str | None
+    citation: str
+
+
+def load_code(inputs: CardInputs) -> str:
+    """The "how to load" snippet, naming only configs that exist in this release."""
+    published = {f.config for f in published_files(inputs.files)}
+    lines = [
+        "from datasets import load_dataset",
+        "",
+        "# the audited question table (the default configuration)",
+        f'questions = load_dataset("{inputs.repo_id}", split="train")',
+    ]
+    cutoff = next((c for c in reversed(inputs.cutoffs) if c.name in published), None)
+    if cutoff is not None:
+        splits = [f.split for f in published_files(inputs.files) if f.config == cutoff.name]
+        lines += ["", f"# questions admissible for a model with knowledge cutoff {cutoff.cutoff}"]
+        lines += [f'{split} = load_dataset("{inputs.repo_id}", "{cutoff.name}", split="{split}")' for split in splits]
+    comments = {"sft": "TRL conversational SFT: messages + tools", "rl": "verl / TRL GRPO prompts with ground truth"}
+    for name, comment in comments.items():
+        if name in published:
+            lines += ["", f"# {comment}", f'{name} = load_dataset("{inputs.repo_id}", "{name}", split="train")']
+    return "\n".join(lines)
+
+
+def other_table(inputs: CardInputs) -> str:
+    published = {f.config for f in published_files(inputs.files)}
+    q = inputs.questions
+    by_type = ", ".join(f"{label} {q.by_bucket[key]}" for key, label in TYPE_BUCKETS)
+    rows = [[f"`{QUESTIONS_CONFIG}` (default)", "train", q.rows, f"the audited questions: {by_type}; τ {q.date_range}"]]
+    for e in inputs.exports:
+        name = f"`{e.name}`" if e.name in published else f"{e.name} (empty: not a config)"
+        rows.append([name, e.split, e.rows, e.content])
+    return markdown_table(["config", "split", "rows", "content"], rows)
+
+
+def card_text(template: str, inputs: CardInputs) -> str:
+    """README.md: YAML header (configs, licence, …) and the card body from ``template``."""
+    configs = configs_yaml(inputs.files, default=QUESTIONS_CONFIG)
+    header = card_header(
+        {
+            "license": inputs.license,
+            "language": list(inputs.language),
+            "pretty_name": inputs.pretty_name,
+            "task_categories": ["question-answering", "text-generation"],
+            "tags": ["forecasting", "temporal-masking", "leakage-control", "llm-evaluation"],
+            "size_categories": [size_category(inputs.questions.rows)],
+        },
+        configs,
+    )
+    openai_note = (
+        f"The same rows, in order, in the OpenAI chat fine-tuning format: `{inputs.openai_jsonl}`."
+        if inputs.openai_jsonl
+        else ""
+    )
+    body = render_template(
+        template,
+        {
+            "pretty_name": inputs.pretty_name,
+            "source": inputs.source,
+            "source_hash": inputs.source_hash,
+            "questions_config": QUESTIONS_CONFIG,
+            "n_questions": inputs.questions.rows,
+            "questions_range": inputs.questions.date_range,
+            "load_code": load_code(inputs),
+            "cutoff_table": cutoff_table(inputs.cutoffs),
+            "other_table": other_table(inputs),
+            "timezone": inputs.timezone,
+            "openai_note": openai_note,
+            "delta_days": inputs.delta_days,
+            "audit_summary": audit_summary(inputs.audit_report),
+            "leaderboard": (inputs.leaderboard or "").strip() or "No leaderboard in this release (the score stage wrote none).",
+            "hash_chain": hash_chain_table(inputs.hash_chain),
+            "files_table": files_table(inputs.data_files),
+            "license_text": (
+                f"This repository is released under `{inputs.license}`. The questions derive from "
+                f"`{inputs.source}`, whose own terms also apply to them."
+            ),
+            "citation": inputs.citation.strip(),
+        },
+        "README.md",
+    )
+    return header + "\n" + body
 
 
 # ---------------------------------------------------------------------------------------
@@ -297,29 +433,34 @@ def hub_digest(listing: Sequence[HubFile]) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
-def build_hub(out_dir: str | os.PathLike[str], files: Sequence[SplitFile], texts: Mapping[str, str]) -> list[HubFile]:
-    """Write the repo folder from scratch: each published split copied byte for byte,
-    plus the text files (README.md, provenance.json). Stale files cannot survive."""
+def split_copies(files: Iterable[SplitFile]) -> dict[str, Path]:
+    """Repo path → source file of every published split."""
+    return {f.repo_path: f.source for f in published_files(files)}
+
+
+def build_hub(out_dir: str | os.PathLike[str], copies: Mapping[str, Path], texts: Mapping[str, str]) -> list[HubFile]:
+    """Write the repo folder from scratch: every ``copies`` source copied byte for byte to
+    its repo path, plus the text files (README.md, provenance.json). Nothing stale survives."""
     root = Path(out_dir)
     if root.exists():
         shutil.rmtree(root)
-    for f in published_files(files):
-        target = root / f.repo_path
+    for repo_path, source in sorted(copies.items()):
+        target = root / repo_path
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(f.source, target)
-    for repo_path, text in texts.items():
+        shutil.copyfile(source, target)
+    for repo_path, text in sorted(texts.items()):
         write_text(text, root / repo_path)
     return hub_listing(root)
 
 
-def provenance(repo_id: str, hashes: Mapping[str, Any], source: Mapping[str, Any], files: Sequence[SplitFile], sha256: Mapping[str, str]) -> str:
-    """Machine-readable twin of the card's provenance section."""
+def provenance(repo_id: str, hash_chain: Mapping[str, Any], source: Mapping[str, Any], data_files: Sequence[DataFile]) -> str:
+    """Machine-readable twin of the card's provenance section (provenance.json)."""
     return json_text(
         {
             "repo_id": repo_id,
             "source": dict(source),
-            "hash_chain": dict(hashes),
-            "files": {f.repo_path: {"rows": f.rows, "sha256": sha256[f.repo_path]} for f in published_files(files)},
+            "hash_chain": dict(hash_chain),
+            "files": {f.path: {"rows": f.rows, "sha256": f.sha256} for f in data_files},
         }
     )
 
@@ -428,8 +569,3 @@ def publish(plan: ReleasePlan, token: str, api_factory: Callable[..., Any] | Non
     except HfHubHTTPError as exc:
         raise HubError(f"{step} on {plan.repo_id} failed: {exc}") from exc
     return Published(commit=info.oid, commit_url=info.commit_url)
-
-
-def card_values_json(value: Any) -> str:
-    """Compact JSON for values a card shows inline."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
