@@ -406,6 +406,9 @@ QUESTIONS = [
        "Sentimental Value", "Sinners"], "A, E, G", "2026-03-15", WIKI.format("98th_Academy_Awards"),
       "On 15 March 2026 One Battle After Another won 6 Oscars, Sinners 4, Frankenstein 3 and KPop Demon "
       "Hunters 2."),
+    q("fed-2026-03", "Will the FOMC lower the target range for the federal funds rate at its 17-18 March "
+      "2026 meeting?", "yes_no", YES_NO, "B", "2026-03-18", FED.format("20260318"),
+      "On 18 March 2026 the FOMC voted 11-1 to hold the target range at 3.50-3.75%, Miran dissenting."),
     q("hungary-2026", "Which party list will win the most seats in Hungary's parliamentary election on "
       "12 April 2026?", "binary_named", ["Fidesz-KDNP", "Tisza"], "B", "2026-04-12",
       WIKI.format("2026_Hungarian_parliamentary_election"),

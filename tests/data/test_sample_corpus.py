@@ -124,3 +124,104 @@ def test_committed_jsonl_is_what_the_generator_writes(rows):
     make_sample = _load_module("make_sample")
     assert make_sample.sample_rows() == rows
     assert len({item["slug"] for item in make_sample.QUESTIONS}) == len(make_sample.QUESTIONS)
+
+
+# ------------------------------------------------------------------------------ search archive
+ARCHIVE_PATH = SAMPLE_DIR / "archive.jsonl"
+ARCHIVE_KEYS = ["doc_id", "url", "title", "published_date", "content"]
+PRE_KINDS = {"background", "preview"}
+POST_KINDS = {"result", "recap"}
+DOC_KINDS = PRE_KINDS | POST_KINDS | {"stale", "undated"}
+
+
+@pytest.fixture(scope="module")
+def docs() -> list[dict]:
+    return [json.loads(line) for line in ARCHIVE_PATH.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture(scope="module")
+def resolution(rows) -> dict[str, dt.date]:
+    return {row["id"]: dt.date.fromisoformat(row["end_time"]) for row in rows}
+
+
+def _split_doc_id(doc_id: str) -> tuple[str, str]:
+    qid, _, kind = doc_id.partition("-")
+    return qid, kind
+
+
+def _kind_of(doc: dict) -> str:
+    return _split_doc_id(doc["doc_id"])[1]
+
+
+def _verdict(doc: dict, cutoff: dt.date) -> str:
+    from oracleproto.agent.detector import heuristic_verdict
+    from oracleproto.agent.search import SearchHit
+
+    hit = SearchHit(title=doc["title"], url=doc["url"], content=doc["content"], published_date=doc["published_date"])
+    return heuristic_verdict(hit, cutoff, undated="drop")
+
+
+def test_archive_docs_are_well_formed(docs, resolution):
+    assert ARCHIVE_PATH.stat().st_size < 1_000_000
+    ids = [doc["doc_id"] for doc in docs]
+    assert len(set(ids)) == len(ids)
+    for doc in docs:
+        assert list(doc) == ARCHIVE_KEYS, doc["doc_id"]
+        qid, kind = _split_doc_id(doc["doc_id"])
+        assert qid in resolution and kind in DOC_KINDS, doc["doc_id"]
+        assert 300 <= len(doc["content"]) <= 1200, doc["doc_id"]
+        assert doc["title"].strip() and doc["url"].startswith("https://")
+        if doc["published_date"] is not None:
+            dt.date.fromisoformat(doc["published_date"])
+
+
+def test_each_question_has_pre_and_post_resolution_docs(docs, resolution):
+    pre, post, per_question = Counter(), Counter(), Counter()
+    for doc in docs:
+        qid, kind = _split_doc_id(doc["doc_id"])
+        per_question[qid] += 1
+        if doc["published_date"] is None or kind == "stale":
+            continue
+        published, tau = dt.date.fromisoformat(doc["published_date"]), resolution[qid]
+        pre[qid] += published < tau
+        post[qid] += published >= tau
+    for qid in resolution:
+        assert pre[qid] >= 1 and post[qid] >= 1, qid
+        assert 3 <= per_question[qid] <= 6, qid
+
+
+def test_clean_pre_resolution_docs_survive_the_date_mask_and_heuristic_filter(docs, resolution, rows):
+    notes = {row["id"]: row["resolution_note"] for row in rows}
+    for doc in (doc for doc in docs if _kind_of(doc) in PRE_KINDS):
+        qid = _split_doc_id(doc["doc_id"])[0]
+        cutoff = resolution[qid] - dt.timedelta(days=1)  # χ = τ − δ with the default δ of 1 day
+        assert _verdict(doc, cutoff) == "keep", doc["doc_id"]
+        assert notes[qid] not in doc["content"]
+
+
+def test_outcome_docs_are_dated_on_or_after_resolution_and_masked(docs, resolution):
+    for doc in (doc for doc in docs if _kind_of(doc) in POST_KINDS):
+        qid = _split_doc_id(doc["doc_id"])[0]
+        assert dt.date.fromisoformat(doc["published_date"]) >= resolution[qid]
+        assert _verdict(doc, resolution[qid] - dt.timedelta(days=1)).startswith("drop:published_after_cutoff")
+
+
+def test_stale_docs_pass_the_date_mask_but_leak_a_later_date(docs, resolution):
+    stale = [doc for doc in docs if _kind_of(doc) == "stale"]
+    assert len(stale) >= 10
+    for doc in stale:
+        cutoff = resolution[_split_doc_id(doc["doc_id"])[0]] - dt.timedelta(days=1)
+        assert dt.date.fromisoformat(doc["published_date"]) <= cutoff, doc["doc_id"]
+        assert _verdict(doc, cutoff).startswith("drop:date_after_cutoff:content"), doc["doc_id"]
+
+
+def test_undated_docs(docs, resolution):
+    undated = [doc for doc in docs if doc["published_date"] is None]
+    assert len(undated) >= 5
+    assert {_kind_of(doc) for doc in undated} == {"undated"}
+    for doc in undated:
+        assert _verdict(doc, resolution[_split_doc_id(doc["doc_id"])[0]]) == "drop:undated"
+
+
+def test_committed_archive_is_what_the_generator_writes(docs):
+    assert _load_module("make_archive").archive_docs() == docs
