@@ -231,6 +231,7 @@ class ChatClient:
         retry_policy: RetryPolicy = LLM_RETRY,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
+        SECRETS.register(endpoint.api_key)  # scrubbed from every message this client builds
         self.endpoint = endpoint
         self.sampling = sampling
         self.cache = cache

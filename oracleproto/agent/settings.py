@@ -340,6 +340,16 @@ def config_snapshot(
     }
 
 
+def search_key_envs(settings: EvalSettings) -> list[str]:
+    """Key variables the search side reads, so the snapshot can fingerprint them (redacted)."""
+    names = []
+    if settings.search_enabled and settings.search_backend == "tavily":
+        names.append("TAVILY_API_KEY")
+    if settings.search_enabled and settings.detector == "llm":
+        names.append("DETECTOR_API_KEY")
+    return names
+
+
 def resume_fingerprint(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a snapshot a resumed run must share: everything that shapes trials.
 

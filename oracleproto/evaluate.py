@@ -1,0 +1,691 @@
+"""Evaluation orchestration (paper Algorithm 1, B.6–B.7): plan, admit, run, resume, export.
+
+A run evaluates *jobs* (a model spec + its question set, plus the train split for
+``baseline:base_rate``) into ``out_dir``:
+
+```
+out_dir/manifest.json        hash chain (Table 22) + redacted config snapshot
+out_dir/trials.parquet       canonical export, exactly TRIAL_SCHEMA, sorted (model, q_id, trial)
+out_dir/db/<label>.<h>.db    one SQLite run store per model label (resume state, created_at)
+out_dir/calls.sqlite         record/replay cache of every outbound call (unless mode "off")
+out_dir/logs/evaluate.log    the run's log (times live here, never in artifacts)
+```
+
+Start-up checks happen before any work: unique labels, no ``:online`` slug, every key
+present (unless replaying), search settings valid. Then, per job, questions outside
+κ ≤ χ < τ get a ``skipped_training_cutoff`` row for every trial, written before any LLM
+work, and (q_id, trial) pairs already accounted for (Eq. 36) are skipped. The remaining
+trials run as asyncio tasks: the main-LLM and search channels each have their own
+semaphore (Table 20) and twice as many trials as LLM slots are kept in flight so the LLM
+channel stays busy while other trials search. An auth failure or a replay miss cancels
+everything in flight and aborts the run (:class:`EvaluationAborted`); any other failure of
+a trial becomes an error row with its classified kind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import datetime as dt
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pyarrow as pa
+
+from oracleproto import SCHEMA_VERSION
+from oracleproto.agent import baselines
+from oracleproto.agent.errors import AuthError, classify
+from oracleproto.agent.llm import BrowsingBarrierError, ChannelMeter, ChatClient
+from oracleproto.agent.react import LoopConfig, LoopResult, TrialQuestion, prediction_cutoff, run_react
+from oracleproto.agent.replay import CallCache, CallContext, ReplayMissError, canonical_json
+from oracleproto.agent.settings import (
+    SECRETS,
+    Endpoint,
+    EvalSettings,
+    ModelSpec,
+    ScrubSecretsFilter,
+    SettingsError,
+    config_snapshot,
+    search_key_envs,
+    resolve_endpoint,
+    resume_fingerprint,
+)
+from oracleproto.io import SourceReadError, read_table
+from oracleproto.parse import parse_answer
+from oracleproto.prompts import (
+    PromptQuestion,
+    TemplateError,
+    prompt_templates_hash,
+    render_user_prompt,
+    templates_from_schema,
+    text_hash16,
+)
+from oracleproto.runstore import RunStore, export_trials, sha256_file, store_filename, write_manifest
+from oracleproto.schema import CHOICE_TYPES, CUTOFF_SKIP, QUESTION_SCHEMA, QUESTION_TYPES
+
+log = logging.getLogger("oracleproto.evaluate")
+
+TRIALS_FILE = "trials.parquet"
+MANIFEST_FILE = "manifest.json"
+CACHE_FILE = "calls.sqlite"
+LOG_FILE = "logs/evaluate.log"
+SEARCH_CHANNEL = "search"
+
+
+class EvaluationError(ValueError):
+    """Bad evaluation input (questions, jobs, settings); raised before any work starts."""
+
+
+class EvaluationAborted(RuntimeError):
+    """The run stopped: auth failure, replay miss or browsing barrier. Finished trials are kept."""
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs
+
+
+@dataclass(frozen=True)
+class QuestionRecord:
+    q_id: str
+    question_type: str
+    choice_type: str
+    event: str
+    options: tuple[str, ...]
+    answer: str
+    end_time: dt.date
+
+    def prompt_view(self) -> PromptQuestion:
+        """What the renderer may see: everything but the answer."""
+        return PromptQuestion(self.q_id, self.question_type, self.choice_type, self.event, self.options, self.end_time)
+
+    def loop_view(self) -> TrialQuestion:
+        return TrialQuestion(self.q_id, self.question_type, self.choice_type, self.options, self.end_time)
+
+
+def question_records(table: pa.Table, source: str) -> list[QuestionRecord]:
+    """Rows of a question table, checked for what evaluation relies on, sorted by id."""
+    missing = [name for name in QUESTION_SCHEMA.names if name not in table.column_names]
+    if missing:
+        raise EvaluationError(f"{source}: question table lacks column(s) {missing}")
+    try:
+        table = table.select(QUESTION_SCHEMA.names).cast(QUESTION_SCHEMA.remove_metadata())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise EvaluationError(f"{source}: columns do not match the question schema: {exc}") from exc
+    records = []
+    seen: set[str] = set()
+    for index, row in enumerate(table.to_pylist()):
+        where = f"{source}: row {index} (id {row['id']!r})"
+        if row["id"] in seen:
+            raise EvaluationError(f"{where}: duplicate id")
+        seen.add(row["id"])
+        if row["question_type"] not in QUESTION_TYPES:
+            raise EvaluationError(f"{where}: question_type {row['question_type']!r} is not one of {QUESTION_TYPES}")
+        if row["choice_type"] not in CHOICE_TYPES:
+            raise EvaluationError(f"{where}: choice_type {row['choice_type']!r} is not one of {CHOICE_TYPES}")
+        if len(row["options"]) < 2:
+            raise EvaluationError(f"{where}: needs at least 2 options")
+        records.append(
+            QuestionRecord(
+                row["id"], row["question_type"], row["choice_type"], row["event"], tuple(row["options"]), row["answer"], row["end_time"]
+            )
+        )
+    return sorted(records, key=lambda r: r.q_id)
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    """A question table with the templates and fingerprints it travels with."""
+
+    path: str
+    records: tuple[QuestionRecord, ...]
+    templates: dict[str, str]
+    templates_from_corpus: bool
+    source_hash: str
+    metadata_hash: str | None
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> QuestionSet:
+        try:
+            table = read_table(path)
+        except SourceReadError as exc:
+            raise EvaluationError(str(exc)) from exc
+        try:
+            templates, from_corpus = templates_from_schema(table.schema)
+        except TemplateError as exc:
+            raise EvaluationError(f"{path}: {exc}") from exc
+        raw_meta = (table.schema.metadata or {}).get(b"oracleproto")
+        metadata_hash = None
+        if raw_meta is not None:
+            try:
+                metadata_hash = hashlib.sha256(canonical_json(json.loads(raw_meta)).encode()).hexdigest()
+            except json.JSONDecodeError:
+                metadata_hash = hashlib.sha256(raw_meta).hexdigest()
+        return cls(
+            path=str(path),
+            records=tuple(question_records(table, str(path))),
+            templates=templates,
+            templates_from_corpus=from_corpus,
+            source_hash=sha256_file(path),
+            metadata_hash=metadata_hash,
+        )
+
+    @property
+    def templates_hash(self) -> str:
+        return prompt_templates_hash(self.templates)
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "source_hash": self.source_hash,
+            "metadata_hash": self.metadata_hash,
+            "prompt_templates_hash": self.templates_hash,
+            "templates_from_corpus": self.templates_from_corpus,
+            "rows": len(self.records),
+        }
+
+
+@dataclass(frozen=True)
+class EvalJob:
+    spec: ModelSpec
+    questions: QuestionSet
+    train: QuestionSet | None = None
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+
+def admissible(cutoff: dt.date | None, end_time: dt.date, delta_days: int) -> bool:
+    """κ ≤ χ < τ with χ = τ − δ (paper Eq. 3); no cutoff (baselines) admits everything."""
+    chi = prediction_cutoff(end_time, delta_days)
+    return (cutoff is None or cutoff <= chi) and chi < end_time
+
+
+# ---------------------------------------------------------------------------------------
+# Progress and summary
+
+
+@dataclass
+class ProgressState:
+    """Live counters for a progress display."""
+
+    total: int = 0
+    done: int = 0
+    skipped_cutoff: int = 0
+    errors: collections.Counter[str] = field(default_factory=collections.Counter)
+    parsed: int = 0
+    cost_usd: float = 0.0
+    in_flight: dict[str, int] = field(default_factory=dict)
+
+    def record(self, row: Mapping[str, Any]) -> None:
+        self.done += 1
+        if row["error"] == CUTOFF_SKIP:
+            self.skipped_cutoff += 1
+        elif row["error"] is not None:
+            self.errors[row["error"]] += 1
+        elif row["pred"] is not None:
+            self.parsed += 1
+        self.cost_usd += row["cost_usd"]
+
+
+ProgressCallback = Callable[[ProgressState], None]
+
+
+@dataclass(frozen=True)
+class EvalSummary:
+    out_dir: Path
+    trials_path: Path
+    rows: int
+    ran: int
+    resumed: int
+    skipped_cutoff: int
+    parsed: int
+    errors: dict[str, int]
+    cost_usd: float
+
+    def line(self) -> str:
+        errors = sum(self.errors.values())
+        kinds = ", ".join(f"{k}={v}" for k, v in sorted(self.errors.items()))
+        return (
+            f"evaluated {self.ran} trial(s) ({self.resumed} already done, {self.skipped_cutoff} skipped by cutoff): "
+            f"{self.parsed} parsed, {errors} error(s){' (' + kinds + ')' if kinds else ''}, "
+            f"cost ${self.cost_usd:.4f}; {self.rows} rows in {self.trials_path}"
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# Rows
+
+
+def base_row(job: EvalJob, question: QuestionRecord, trial: int, delta_days: int) -> dict[str, Any]:
+    return {
+        "model": job.label,
+        "q_id": question.q_id,
+        "question_type": question.question_type,
+        "choice_type": question.choice_type,
+        "options": list(question.options),
+        "answer": question.answer,
+        "trial": trial,
+        "cutoff": job.spec.cutoff,
+        "delta_days": delta_days,
+        "prediction_cutoff": prediction_cutoff(question.end_time, delta_days),
+        "end_time": question.end_time,
+    }
+
+
+def cutoff_row(job: EvalJob, question: QuestionRecord, trial: int, delta_days: int) -> dict[str, Any]:
+    """A trial outside κ ≤ χ < τ: recorded, never run."""
+    return {
+        **base_row(job, question, trial, delta_days),
+        "pred": None,
+        "error": CUTOFF_SKIP,
+        "cost_usd": 0.0,
+        "raw_output": None,
+        "messages": None,
+        "tools": None,
+        "search_calls": None,
+        "react_steps": 0,
+        "tool_calls_count": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "reasoning_tokens": 0,
+        "latency_ms": 0,
+        "finish_reason": None,
+        "response_id": None,
+        "system_fingerprint": None,
+        "belief": None,
+    }
+
+
+def loop_row(job: EvalJob, question: QuestionRecord, trial: int, delta_days: int, loop: LoopResult) -> dict[str, Any]:
+    return {
+        **base_row(job, question, trial, delta_days),
+        "pred": None if loop.error else loop.pred,
+        "error": loop.error,
+        "cost_usd": loop.cost_usd,
+        "raw_output": loop.raw_output,
+        "messages": json.dumps(loop.messages, ensure_ascii=False),
+        "tools": json.dumps(loop.tools, ensure_ascii=False),
+        "search_calls": json.dumps(loop.search_calls, ensure_ascii=False, sort_keys=True),
+        "react_steps": loop.react_steps,
+        "tool_calls_count": loop.tool_calls_count,
+        "prompt_tokens": loop.prompt_tokens,
+        "completion_tokens": loop.completion_tokens,
+        "reasoning_tokens": loop.reasoning_tokens,
+        "latency_ms": loop.latency_ms,
+        "finish_reason": loop.finish_reason,
+        "response_id": loop.response_id,
+        "system_fingerprint": loop.system_fingerprint,
+        "belief": loop.belief,
+    }
+
+
+def baseline_loop(
+    job: EvalJob, question: QuestionRecord, trial: int, prompt: str, seed: int, base_rates: baselines.BaseRates | None
+) -> LoopResult:
+    spec = job.spec
+    indices = baselines.baseline_indices(
+        spec.baseline_name,
+        q_id=question.q_id,
+        trial=trial,
+        question_type=question.question_type,
+        choice_type=question.choice_type,
+        options=question.options,
+        seed=seed,
+        base_rates=base_rates,
+    )
+    reply = baselines.baseline_reply(spec.baseline_name, question.question_type, question.options, indices)
+    return LoopResult(
+        messages=[{"role": "user", "content": prompt}, {"role": "assistant", "content": reply}],
+        tools=[],
+        raw_output=reply,
+        pred=parse_answer(reply, question.question_type, question.options, question.choice_type),
+        react_steps=1,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Channels
+
+
+class MeteredSearch:
+    """The search backend behind the search-channel semaphore, counted in flight."""
+
+    def __init__(self, backend: Any, semaphore: asyncio.Semaphore, meter: ChannelMeter) -> None:
+        self._backend = backend
+        self._semaphore = semaphore
+        self._meter = meter
+
+    async def search(self, query: str, end_date: dt.date, context: CallContext) -> Any:
+        async with self._semaphore, self._meter.track(SEARCH_CHANNEL):
+            return await self._backend.search(query, end_date, context)
+
+
+SearchFactory = Callable[[CallCache, EvalSettings, Mapping[str, str]], Any]
+
+
+def default_search_factory(search_options: Mapping[str, Any] | None = None) -> SearchFactory:
+    """Build the configured backend (``archive`` / ``tavily``) and, for mode ``llm``, its leak detector."""
+
+    def build(cache: CallCache, settings: EvalSettings, env: Mapping[str, str]) -> Any:
+        from oracleproto.agent.detector import DetectorSettings, LeakDetector
+        from oracleproto.agent.search import SearchSettings, make_backend
+
+        values = {
+            **dict(search_options or {}),
+            "max_results": settings.budgets.max_results,
+            "detector_mode": settings.detector,
+            "archive_path": settings.archive_path,
+        }
+        try:
+            search_settings = SearchSettings.from_mapping(values)
+            detector = None
+            if settings.detector == "llm":
+                detector_settings = DetectorSettings.from_env(env, require_endpoint=cache.mode != "replay")
+                detector = LeakDetector(detector_settings, cache)
+            return make_backend(settings.search_backend, search_settings, cache, detector)
+        except (ValueError, OSError) as exc:
+            raise SettingsError(f"search backend {settings.search_backend!r}: {exc}") from exc
+
+    return build
+
+
+def detector_fingerprint(settings: EvalSettings) -> str | None:
+    if settings.detector != "llm" or not settings.search_enabled:
+        return None
+    from oracleproto.agent.detector import detector_prompt_hash
+
+    return detector_prompt_hash()
+
+
+# ---------------------------------------------------------------------------------------
+# The run
+
+
+def check_jobs(jobs: Sequence[EvalJob]) -> None:
+    if not jobs:
+        raise EvaluationError("nothing to evaluate: no model given")
+    labels = [job.label for job in jobs]
+    duplicates = sorted({label for label in labels if labels.count(label) > 1})
+    if duplicates:
+        raise EvaluationError(f"model label(s) {duplicates} appear twice; give each evaluated model a unique label")
+    for job in jobs:
+        if job.spec.is_baseline and job.spec.baseline_name == "base_rate" and job.train is None:
+            raise EvaluationError(f"{job.label}: baseline:base_rate needs the train split of its cutoff")
+
+
+def job_fingerprint(job: EvalJob, snapshot: Mapping[str, Any], settings: EvalSettings) -> dict[str, Any]:
+    fingerprint = resume_fingerprint(snapshot)
+    return {
+        "settings": fingerprint["settings"],
+        "model": next(m for m in fingerprint["models"] if m["label"] == job.label),
+        "questions": job.questions.fingerprint(),
+        "train": job.train.fingerprint() if job.train else None,
+        "reflection_protocol_hash": text_hash16(settings.protocols.reflection_text),
+        "belief_protocol_hash": text_hash16(settings.protocols.belief_text),
+        "leak_detector_prompt_hash": detector_fingerprint(settings),
+    }
+
+
+def build_manifest(
+    jobs: Sequence[EvalJob],
+    settings: EvalSettings,
+    snapshot: Mapping[str, Any],
+    counts: Mapping[str, Mapping[str, int]] | None = None,
+    trials: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    sources: dict[str, Any] = {}
+    for job in jobs:
+        for qs in (job.questions, job.train):
+            if qs is not None:
+                sources[qs.path] = qs.fingerprint()
+    models = {
+        job.label: {
+            "slug": job.spec.slug,
+            "cutoff": job.spec.cutoff.isoformat() if job.spec.cutoff else None,
+            "questions": job.questions.path,
+            "train": job.train.path if job.train else None,
+            "store": f"db/{store_filename(job.label)}",
+            **({"counts": dict(counts[job.label])} if counts and job.label in counts else {}),
+        }
+        for job in sorted(jobs, key=lambda j: j.label)
+    }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "budgets": snapshot["settings"]["budgets"],
+        "models": models,
+        "hash_chain": {
+            "sources": sources,
+            "reflection_protocol_hash": text_hash16(settings.protocols.reflection_text),
+            "belief_protocol_hash": text_hash16(settings.protocols.belief_text),
+            "leak_detector_prompt_hash": detector_fingerprint(settings),
+            "config_snapshot_hash": hashlib.sha256(canonical_json(snapshot).encode()).hexdigest(),
+        },
+        "config_snapshot": snapshot,
+        "trials": dict(trials) if trials else None,
+    }
+
+
+@dataclass
+class _Run:
+    jobs: Sequence[EvalJob]
+    settings: EvalSettings
+    out: Path
+    clients: dict[str, ChatClient]
+    search: MeteredSearch | None
+    stores: dict[str, RunStore]
+    state: ProgressState
+    progress: ProgressCallback | None
+    prompts: dict[tuple[str, str, bool], str] = field(default_factory=dict)
+    base_rates: dict[str, baselines.BaseRates] = field(default_factory=dict)
+
+    def prompt_for(self, job: EvalJob, question: QuestionRecord) -> str:
+        key = (job.questions.path, question.q_id, job.spec.is_baseline)
+        if key not in self.prompts:
+            budgets = self.settings.budgets
+            searchable = self.settings.search_enabled and not job.spec.is_baseline
+            self.prompts[key] = render_user_prompt(
+                question.prompt_view(),
+                job.questions.templates,
+                max_steps=budgets.max_steps,
+                max_search_calls=budgets.max_search_calls if searchable else 0,
+                protocols=self.settings.protocols,
+            )
+        return self.prompts[key]
+
+    def base_rates_for(self, job: EvalJob) -> baselines.BaseRates | None:
+        if job.train is None:
+            return None
+        if job.train.path not in self.base_rates:
+            rows = [(r.question_type, r.choice_type, r.answer) for r in job.train.records]
+            self.base_rates[job.train.path] = baselines.BaseRates.from_rows(rows)
+        return self.base_rates[job.train.path]
+
+    async def run_trial(self, job: EvalJob, question: QuestionRecord, trial: int) -> dict[str, Any]:
+        delta = self.settings.budgets.delta_days
+        prompt = self.prompt_for(job, question)
+        if job.spec.is_baseline:
+            loop = baseline_loop(job, question, trial, prompt, self.settings.seed, self.base_rates_for(job))
+            return loop_row(job, question, trial, delta, loop)
+        config = LoopConfig(self.settings.budgets, self.search is not None, self.settings.protocols.belief)
+        try:
+            loop = await run_react(
+                spec=job.spec,
+                label=job.label,
+                question=question.loop_view(),
+                trial=trial,
+                prompt=prompt,
+                config=config,
+                model=self.clients[job.label],
+                search=self.search,
+            )
+        except (AuthError, ReplayMissError, BrowsingBarrierError):
+            raise
+        except Exception as exc:
+            # a bug or an unexpected backend failure: keep the run going, record the kind
+            log.exception("trial %s/%s/%d failed", job.label, question.q_id, trial)
+            loop = LoopResult(messages=[{"role": "user", "content": prompt}], tools=[], error=classify(exc))
+        if loop.error:
+            log.warning("trial %s/%s/%d: %s: %s", job.label, question.q_id, trial, loop.error, loop.error_message)
+        return loop_row(job, question, trial, delta, loop)
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        self.stores[row["model"]].put(row)
+        self.state.record(row)
+        if self.progress is not None:
+            self.progress(self.state)
+
+    async def run_all(self, pending: collections.deque[tuple[EvalJob, QuestionRecord, int]]) -> None:
+        async def worker() -> None:
+            while pending:
+                job, question, trial = pending.popleft()
+                self.write(await self.run_trial(job, question, trial))
+
+        workers = [asyncio.create_task(worker()) for _ in range(max(1, 2 * self.settings.concurrency.llm))]
+        try:
+            done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                if task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+        finally:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+
+def _attach_log(out: Path) -> logging.Handler:
+    path = out / LOG_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(ScrubSecretsFilter())
+    logger = logging.getLogger("oracleproto")
+    logger.addHandler(handler)
+    if logger.level == logging.NOTSET or logger.level > logging.INFO:
+        logger.setLevel(logging.INFO)
+    return handler
+
+
+async def evaluate_async(
+    jobs: Sequence[EvalJob],
+    settings: EvalSettings,
+    out_dir: str | os.PathLike[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cache_path: str | os.PathLike[str] | None = None,
+    search_factory: SearchFactory | None = None,
+    progress: ProgressCallback | None = None,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    http: httpx.AsyncClient | None = None,
+) -> EvalSummary:
+    """Run (or resume) an evaluation; see the module docstring for the layout."""
+    env = os.environ if env is None else env
+    check_jobs(jobs)
+    out = Path(out_dir)
+    replaying = settings.cache_mode == "replay"
+    api_jobs = [job for job in jobs if not job.spec.is_baseline]
+    endpoints: dict[str, Endpoint] = {job.label: resolve_endpoint(job.spec, env, need_key=not replaying) for job in api_jobs}
+    key_envs = search_key_envs(settings) if api_jobs else []
+    snapshot = config_snapshot(settings, [job.spec for job in jobs], env, key_envs)
+
+    out.mkdir(parents=True, exist_ok=True)
+    handler = _attach_log(out)
+    cache: CallCache | None = None
+    owned_http = http is None and bool(api_jobs)
+    backend = None
+    stores: dict[str, RunStore] = {}
+    try:
+        if api_jobs:
+            cache = CallCache(cache_path or out / CACHE_FILE, settings.cache_mode)
+            if settings.search_enabled:
+                backend = (search_factory or default_search_factory())(cache, settings, env)
+        meter = ChannelMeter()
+        if api_jobs and http is None:
+            limits = httpx.Limits(max_connections=settings.concurrency.llm * 2, max_keepalive_connections=settings.concurrency.llm * 2)
+            http = httpx.AsyncClient(timeout=httpx.Timeout(settings.sampling.timeout_s), limits=limits, trust_env=False)
+        llm_slots = asyncio.Semaphore(settings.concurrency.llm)
+        clients = {}
+        for job in api_jobs:
+            assert cache is not None and http is not None
+            clients[job.label] = ChatClient(
+                endpoints[job.label], settings.sampling, cache, semaphore=llm_slots, http=http, meter=meter, sleep=sleep
+            )
+        search = MeteredSearch(backend, asyncio.Semaphore(settings.concurrency.search), meter) if backend is not None else None
+
+        state = ProgressState(in_flight=meter.in_flight)
+        run = _Run(jobs, settings, out, clients, search, stores, state, progress)
+        pending: collections.deque[tuple[EvalJob, QuestionRecord, int]] = collections.deque()
+        resumed = 0
+        n_trials = settings.budgets.trials
+        delta = settings.budgets.delta_days
+        for job in sorted(jobs, key=lambda j: j.label):
+            store = RunStore(out / "db" / store_filename(job.label), job.label)
+            stores[job.label] = store
+            store.bind_fingerprint(job_fingerprint(job, snapshot, settings))
+            accounted = store.accounted()
+            for question in job.questions.records:
+                admitted = admissible(job.spec.cutoff, question.end_time, delta)
+                for trial in range(1, n_trials + 1):
+                    state.total += 1
+                    if (question.q_id, trial) in accounted:
+                        resumed += 1
+                    elif not admitted:
+                        run.write(cutoff_row(job, question, trial, delta))
+                    else:
+                        pending.append((job, question, trial))
+        write_manifest(build_manifest(jobs, settings, snapshot), out / MANIFEST_FILE)
+        log.info("evaluate: %d trial(s) planned, %d already done, %d to run", state.total, resumed, len(pending))
+        if progress is not None:
+            progress(state)
+        try:
+            await run.run_all(pending)
+        except AuthError as exc:
+            raise EvaluationAborted(f"authentication failed, run aborted: {exc.message}") from None
+        except (ReplayMissError, BrowsingBarrierError) as exc:
+            raise EvaluationAborted(f"run aborted: {SECRETS.scrub(str(exc))}") from None
+
+        rows = [row for job in sorted(jobs, key=lambda j: j.label) for row in stores[job.label].rows()]
+        trials_path = out / TRIALS_FILE
+        export_trials(rows, trials_path)
+        counts = {
+            job.label: dict(collections.Counter(row["error"] or "ok" for row in rows if row["model"] == job.label))
+            for job in jobs
+        }
+        trials_meta = {"path": TRIALS_FILE, "rows": len(rows), "sha256": sha256_file(trials_path)}
+        write_manifest(build_manifest(jobs, settings, snapshot, counts, trials_meta), out / MANIFEST_FILE)
+        summary = EvalSummary(
+            out_dir=out,
+            trials_path=trials_path,
+            rows=len(rows),
+            ran=state.done,
+            resumed=resumed,
+            skipped_cutoff=state.skipped_cutoff,
+            parsed=state.parsed,
+            errors=dict(state.errors),
+            cost_usd=state.cost_usd,
+        )
+        log.info("%s", summary.line())
+        return summary
+    finally:
+        for store in stores.values():
+            store.close()
+        if backend is not None:
+            await backend.aclose()
+        if owned_http and http is not None:
+            await http.aclose()
+        if cache is not None:
+            cache.close()
+        logging.getLogger("oracleproto").removeHandler(handler)
+        handler.close()
+
+
+def evaluate(jobs: Sequence[EvalJob], settings: EvalSettings, out_dir: str | os.PathLike[str], **kwargs: Any) -> EvalSummary:
+    """Synchronous :func:`evaluate_async`."""
+    return asyncio.run(evaluate_async(jobs, settings, out_dir, **kwargs))
