@@ -32,8 +32,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from oracleproto.agent.settings import BASELINE_PREFIX
 from oracleproto.io import METADATA_KEY, read_parquet, write_json, write_parquet, write_text
 from oracleproto.metrics import exam_scores
+from oracleproto.params import section
 from oracleproto.prompts import ProtocolSwitches, PromptQuestion, render_user_prompt, templates_from_schema
 
 SFT_MODES = ("correct", "all", "best_of_n")
@@ -170,7 +172,9 @@ def select_sft_trials(trials: pa.Table, mode: str, models: Sequence[str] | None 
     ``correct``: every candidate with exam score 1. ``all``: every candidate (the score is a
     column, for weighting or filtering). ``best_of_n``: per (model, question) the candidate
     with the highest score, ties to the lowest trial number, kept if the score is above 0.
-    ``models`` limits the export to those slugs (None: every model).
+    ``models`` limits the export to those model labels; None means every model except the
+    baseline forecasters (labels ``baseline:…``), whose one-line boxed guesses are no
+    trajectories to learn from.
     """
     if mode not in SFT_MODES:
         raise ExportError(f"export sft mode {mode!r} is not one of {', '.join(SFT_MODES)}")
@@ -178,7 +182,9 @@ def select_sft_trials(trials: pa.Table, mode: str, models: Sequence[str] | None 
     if missing:
         raise ExportError(f"trial table lacks column(s) {', '.join(missing)} needed for the SFT export")
     counts = {"trials": trials.num_rows}
-    if models is not None:
+    if models is None:
+        trials = trials.filter(pc.invert(pc.starts_with(trials["model"], BASELINE_PREFIX)))
+    else:
         trials = trials.filter(pc.is_in(trials["model"], value_set=pa.array(list(models), pa.string())))
     counts["trials_of_models"] = trials.num_rows
     ran = pc.and_(pc.is_null(trials["error"]), pc.is_valid(trials["pred"]))
@@ -524,6 +530,30 @@ class ExportSettings:
         if split not in ("train", "test"):
             raise ExportError(f"params export.rl_split must be train or test, got {split!r}")
         return cls(sft_mode=mode, sft_models=None if models is None else tuple(models), rl_split=split, **evaluation)
+
+
+def export_settings(params: Mapping[str, Any]) -> ExportSettings:
+    """Settings from the params file: the ``export`` section, and the prompt budgets and
+    protocol switches of the ``evaluate`` section read exactly as the evaluator reads them
+    (without an ``evaluate`` section: the evaluator's defaults)."""
+    export = section(params, "export")
+    if "evaluate" not in params:
+        return ExportSettings.from_params(export)
+    from oracleproto.agent.settings import SettingsError
+    from oracleproto.evaluate import settings_from_params
+
+    try:
+        evaluation = settings_from_params(section(params, "evaluate"), section(params, "admit").get("delta_days", 1))
+    except SettingsError as exc:
+        raise ExportError(str(exc)) from exc
+    budgets = evaluation.budgets
+    return ExportSettings.from_params(
+        export,
+        max_steps=budgets.max_steps,
+        # the evaluator tells a model about its search budget only when search is on
+        max_search_calls=budgets.max_search_calls if evaluation.search_enabled else 0,
+        protocols=evaluation.protocols,
+    )
 
 
 def _split_delta_days(path: Path) -> int:

@@ -118,6 +118,13 @@ def test_models_filter_and_unknown_mode(trials):
         ex.select_sft_trials(trials, "best")
 
 
+def test_baselines_are_left_out_unless_named(trials):
+    guess = trials_table([trial("baseline:first@cutoff-2025-09-29", "q1", 1, "A")])
+    assert ex.select_sft_trials(guess, "correct").trials.num_rows == 0
+    named = ex.select_sft_trials(guess, "correct", models=["baseline:first@cutoff-2025-09-29"])
+    assert keys(named.trials) == [("baseline:first@cutoff-2025-09-29", "q1", 1)]
+
+
 def test_missing_trial_columns_are_named(trials):
     with pytest.raises(ex.ExportError, match="lacks column\\(s\\) messages, tools"):
         ex.select_sft_trials(trials.drop_columns(["messages", "tools"]), "all")
@@ -311,6 +318,19 @@ def test_settings_from_params_reject_bad_values():
         ex.ExportSettings.from_params({"sft_models": "m1"})
     with pytest.raises(ex.ExportError, match="rl_split must be train or test"):
         ex.ExportSettings.from_params({"rl_split": "validation"})
+
+
+def test_export_settings_read_the_evaluation_budgets_as_the_evaluator_does():
+    defaults = ex.export_settings({})
+    assert (defaults.sft_mode, defaults.max_steps, defaults.max_search_calls, defaults.protocols) == ("correct", 6, 4, ProtocolSwitches())
+    evaluate = {"max_steps": 8, "max_search_calls": 2, "search": "archive", "archive": "a.jsonl", "protocols": {"reflection": False}}
+    settings = ex.export_settings({"export": {"sft_mode": "all"}, "evaluate": evaluate})
+    assert (settings.sft_mode, settings.max_steps, settings.max_search_calls) == ("all", 8, 2)
+    assert settings.protocols == ProtocolSwitches(reflection=False)
+    no_search = ex.export_settings({"evaluate": {**evaluate, "search": "none"}})
+    assert no_search.max_search_calls == 0  # the model is told search is disabled
+    with pytest.raises(ex.ExportError, match="unknown key"):
+        ex.export_settings({"evaluate": {"max_stepz": 3}})
 
 
 # ---------------------------------------------------------------------------------------- loading

@@ -1,0 +1,52 @@
+"""``oracleproto export``: SFT trajectories and RL prompts from an evaluation run."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from oracleproto.cli.app import app, fail
+from oracleproto.export import SFT_MODES, ExportError, export_settings, run_export
+from oracleproto.io import SourceReadError
+from oracleproto.params import ParamsError, load_params
+from oracleproto.prompts import TemplateError
+
+
+@app.command(
+    epilog=(
+        "Examples:\n\n"
+        "  oracleproto export --trials data/eval/trials.parquet --splits data/splits --out data/export\n\n"
+        "  oracleproto export --trials run/trials.parquet --splits out/splits --out sft/ --mode best_of_n"
+    )
+)
+def export(
+    trials: Path = typer.Option(..., help="Trial table written by the evaluation (trials.parquet)."),
+    splits: Path = typer.Option(..., help="Split sets of the admit stage: a folder of cutoff-YYYY-MM-DD/{train,test}.parquet."),
+    out: Path = typer.Option(..., help="Output folder: sft.parquet, sft_openai.jsonl, rl.parquet, summary.json."),
+    mode: Optional[str] = typer.Option(None, help=f"SFT trial selection: {' | '.join(SFT_MODES)} (default: export.sft_mode in params, else correct)."),
+    params: Optional[Path] = typer.Option(None, help="Params file (default: ./params.yaml if present): export section, and the evaluate budgets the RL prompts are rendered with."),
+) -> None:
+    """Export SFT traces (TRL conversational parquet + OpenAI fine-tuning JSONL, trials that
+    parsed and scored 1 by default) and RL prompts (verl / TRL GRPO parquet, one row per
+    admissible train question per cutoff, prompts rendered exactly as the evaluator renders them)."""
+    try:
+        if mode is not None and mode not in SFT_MODES:
+            raise ExportError(f"--mode {mode!r} is not one of {', '.join(SFT_MODES)}")
+        settings = export_settings(load_params(params))
+        if mode is not None:
+            settings = dataclasses.replace(settings, sft_mode=mode)
+        summary = run_export(trials, splits, out, settings)
+    except (ExportError, ParamsError, SourceReadError, TemplateError) as exc:
+        fail(str(exc))
+        return
+    sft, rl = summary["sft"], summary["rl"]
+    skipped = ", ".join(f"{n} {reason}" for reason, n in sft["skipped"].items()) or "none"
+    typer.echo(
+        f"sft ({sft['mode']}): {sft['rows']} rows from {sft['trials']} trials "
+        f"({sft['parsed_with_trace']} parsed with a trace; skipped: {skipped})"
+    )
+    typer.echo(f"rl ({rl['split']}): {rl['rows']} rows over {len(rl['rows_by_cutoff'])} cutoffs")
+    typer.echo(f"wrote {out}/sft.parquet, sft_openai.jsonl, rl.parquet, summary.json")
