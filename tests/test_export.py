@@ -369,3 +369,50 @@ def test_exports_load_with_datasets_in_trl_shape(tmp_path, trials):
     assert [row["q_id"] for row in rl] == ["q1", "q2"]
     assert rl[0]["prompt"][0]["role"] == "user"
     assert rl[0]["reward_model"] == {"style": "rule", "ground_truth": "A"}
+
+
+# ---------------------------------------------------------------------------------------- against the evaluator
+
+
+def test_on_a_real_evaluation_rl_prompts_equal_the_evaluation_prompts_and_rewards_equal_exam_scores(tmp_path):
+    """Run the evaluator (loopback model, in-process search) on a train split, then export:
+    every RL prompt is byte-identical to the first message the model saw, and on every
+    trial the verl reward of the raw output equals the scorer's exam score of the trial."""
+    from oracleproto.agent.settings import ModelSpec
+    from oracleproto.evaluate import EvalJob, QuestionSet, evaluate, settings_from_params
+    from oracleproto.metrics import exam_scores
+    from oracleproto.rewards import compute_score
+    from tests.agent.fakes import FakeSearch
+    from tests.servers.openai_server import OpenAIServer, SearchThenAnswer
+
+    evaluate_params = {"search": "archive", "archive": "unused", "detector": "off", "trials": 2, "max_steps": 4}
+    params = {"evaluate": evaluate_params, "admit": {"delta_days": 1}, "export": {"sft_mode": "all"}}
+    splits = write_splits(tmp_path, {"cutoff-2025-09-29": questions_table()})
+    train = splits / "cutoff-2025-09-29" / "train.parquet"
+    job = EvalJob(ModelSpec(label="vendor/model", slug="vendor/model", cutoff=KAPPA), QuestionSet.load(train))
+    with OpenAIServer(SearchThenAnswer(searches=1)) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-0123456789abcdef"}
+        evaluate([job], settings_from_params(evaluate_params), tmp_path / "run", env=env, search_factory=lambda c, s, e: FakeSearch())
+    trials = pq.read_table(tmp_path / "run" / "trials.parquet")
+    ex.run_export(tmp_path / "run" / "trials.parquet", splits, tmp_path / "out", ex.export_settings(params))
+
+    first_messages = {
+        row["q_id"]: json.loads(row["messages"])[0] for row in trials.select(["q_id", "messages"]).to_pylist()
+    }
+    rl = pq.read_table(tmp_path / "out" / "rl.parquet").to_pylist()
+    assert len(rl) == 2
+    for row in rl:
+        assert row["prompt"] == [first_messages[row["q_id"]]]
+
+    rows = trials.to_pylist()
+    rewards = [
+        compute_score("oracleproto/cutoff-2025-09-29", r["raw_output"], r["answer"],
+                      {"question_type": r["question_type"], "options": r["options"], "choice_type": r["choice_type"]})
+        for r in rows
+    ]  # fmt: skip
+    assert rewards == exam_scores(trials["pred"], trials["answer"]).tolist()
+
+    sft = pq.read_table(tmp_path / "out" / "sft.parquet")
+    assert sft.num_rows == 4 and set(sft["split"].to_pylist()) == {"train"}
+    for record in map(json.loads, (tmp_path / "out" / "sft_openai.jsonl").read_text().splitlines()):
+        validate_openai_record(record)
