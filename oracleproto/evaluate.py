@@ -217,7 +217,8 @@ class ProgressState:
     """Live counters for a progress display."""
 
     total: int = 0
-    done: int = 0
+    resumed: int = 0  # accounted for by an earlier run
+    done: int = 0  # written by this run
     skipped_cutoff: int = 0
     errors: collections.Counter[str] = field(default_factory=collections.Counter)
     parsed: int = 0
@@ -233,6 +234,10 @@ class ProgressState:
         elif row["pred"] is not None:
             self.parsed += 1
         self.cost_usd += row["cost_usd"]
+
+    @property
+    def completed(self) -> int:
+        return self.resumed + self.done
 
 
 ProgressCallback = Callable[[ProgressState], None]
@@ -622,7 +627,6 @@ async def evaluate_async(
         state = ProgressState(in_flight=meter.in_flight)
         run = _Run(jobs, settings, out, clients, search, stores, state, progress)
         pending: collections.deque[tuple[EvalJob, QuestionRecord, int]] = collections.deque()
-        resumed = 0
         n_trials = settings.budgets.trials
         delta = settings.budgets.delta_days
         for job in sorted(jobs, key=lambda j: j.label):
@@ -635,13 +639,13 @@ async def evaluate_async(
                 for trial in range(1, n_trials + 1):
                     state.total += 1
                     if (question.q_id, trial) in accounted:
-                        resumed += 1
+                        state.resumed += 1
                     elif not admitted:
                         run.write(cutoff_row(job, question, trial, delta))
                     else:
                         pending.append((job, question, trial))
         write_manifest(build_manifest(jobs, settings, snapshot), out / MANIFEST_FILE)
-        log.info("evaluate: %d trial(s) planned, %d already done, %d to run", state.total, resumed, len(pending))
+        log.info("evaluate: %d trial(s) planned, %d already done, %d to run", state.total, state.resumed, len(pending))
         if progress is not None:
             progress(state)
         try:
@@ -665,7 +669,7 @@ async def evaluate_async(
             trials_path=trials_path,
             rows=len(rows),
             ran=state.done,
-            resumed=resumed,
+            resumed=state.resumed,
             skipped_cutoff=state.skipped_cutoff,
             parsed=state.parsed,
             errors=dict(state.errors),
@@ -689,3 +693,120 @@ async def evaluate_async(
 def evaluate(jobs: Sequence[EvalJob], settings: EvalSettings, out_dir: str | os.PathLike[str], **kwargs: Any) -> EvalSummary:
     """Synchronous :func:`evaluate_async`."""
     return asyncio.run(evaluate_async(jobs, settings, out_dir, **kwargs))
+
+
+# ---------------------------------------------------------------------------------------
+# Params (the ``evaluate`` section of params.yaml) → settings and model specs
+
+SETTINGS_KEYS = (
+    "trials", "max_steps", "max_search_calls", "max_results", "lookahead", "drop_tools_when_spent", "force_final",
+    "seed", "search", "archive", "detector", "search_options", "cache", "protocols", "sampling", "concurrency",
+    "baselines", "split", "models",
+)
+MODEL_KEYS = (
+    "slug", "label", "cutoff", "base_url_env", "api_key_env", "max_tokens_param", "omit_sampling", "reasoning",
+    "price_prompt_per_mtok", "price_completion_per_mtok",
+)
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise SettingsError(f"params {where} must be a mapping, got {type(value).__name__}")
+    return dict(value)
+
+
+def _known(values: Mapping[str, Any], known: Sequence[str], where: str) -> None:
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise SettingsError(f"params {where}: unknown key(s) {unknown}; known: {sorted(known)}")
+
+
+def settings_from_params(evaluate: Mapping[str, Any], delta_days: int = 1, **overrides: Any) -> EvalSettings:
+    """:class:`EvalSettings` from the ``evaluate`` params section (+ ``admit.delta_days``).
+
+    ``overrides`` (CLI flags) replace section values; None means "not given".
+    """
+    from oracleproto.agent.settings import Budgets, Concurrency, Sampling
+    from oracleproto.prompts import ProtocolSwitches
+
+    values = {**_mapping(evaluate, "evaluate"), **{k: v for k, v in overrides.items() if v is not None}}
+    _known(values, SETTINGS_KEYS, "evaluate")
+    try:
+        budgets = Budgets(
+            max_steps=values.get("max_steps", 6),
+            max_search_calls=values.get("max_search_calls", 4),
+            max_results=values.get("max_results", 5),
+            trials=values.get("trials", 3),
+            delta_days=delta_days,
+            lookahead=values.get("lookahead", 2),
+            drop_tools_when_spent=values.get("drop_tools_when_spent", True),
+            force_final=values.get("force_final", True),
+        )
+        sampling_values = _mapping(values.get("sampling"), "evaluate.sampling")
+        _known(sampling_values, ("temperature", "top_p", "max_tokens", "timeout_s", "reasoning_patterns"), "evaluate.sampling")
+        if "reasoning_patterns" in sampling_values:
+            sampling_values["reasoning_patterns"] = tuple(sampling_values["reasoning_patterns"])
+        protocol_values = _mapping(values.get("protocols"), "evaluate.protocols")
+        _known(protocol_values, ("budget_awareness", "reflection", "belief"), "evaluate.protocols")
+        concurrency_values = _mapping(values.get("concurrency"), "evaluate.concurrency")
+        _known(concurrency_values, ("llm", "search", "detector"), "evaluate.concurrency")
+        archive = values.get("archive")
+        return EvalSettings(
+            budgets=budgets,
+            sampling=Sampling(**sampling_values),
+            protocols=ProtocolSwitches(**protocol_values),
+            concurrency=Concurrency(**concurrency_values),
+            search_backend=values.get("search", "archive"),
+            archive_path=str(archive) if archive is not None else None,
+            detector=values.get("detector", "heuristic"),
+            cache_mode=values.get("cache", "record"),
+            seed=values.get("seed", 0),
+        )
+    except TypeError as exc:
+        raise SettingsError(f"params evaluate: {exc}") from exc
+
+
+def model_spec_from_entry(entry: Mapping[str, Any] | str, cutoffs: Mapping[str, Any], label: str | None = None) -> ModelSpec:
+    """A :class:`ModelSpec` from one ``evaluate.models`` entry (a slug or a mapping).
+
+    The cutoff comes from the entry, else from ``admit.models``; an API model without one
+    is an error (admission needs κ).
+    """
+    from oracleproto.admission import AdmissionError, parse_cutoff
+
+    values = {"slug": entry} if isinstance(entry, str) else _mapping(entry, "evaluate.models[]")
+    _known(values, MODEL_KEYS, f"evaluate.models[{values.get('slug')!r}]")
+    slug = values.get("slug")
+    if not isinstance(slug, str) or not slug.strip():
+        raise SettingsError("params evaluate.models: every entry needs a 'slug'")
+    raw_cutoff = values.get("cutoff", cutoffs.get(slug))
+    cutoff = None
+    if raw_cutoff is not None:
+        try:
+            cutoff = parse_cutoff(raw_cutoff, slug)
+        except AdmissionError as exc:
+            raise SettingsError(str(exc)) from exc
+    elif not slug.startswith("baseline:"):
+        raise SettingsError(
+            f"model {slug!r} has no knowledge cutoff: list it under admit.models or give its cutoff "
+            "(admission needs κ ≤ τ − δ)"
+        )
+    extra = {k: values[k] for k in MODEL_KEYS if k in values and k not in ("slug", "label", "cutoff")}
+    if "omit_sampling" in extra:
+        extra["omit_sampling"] = tuple(extra["omit_sampling"])
+    try:
+        return ModelSpec(label=label or values.get("label") or slug, slug=slug, cutoff=cutoff, **extra)
+    except TypeError as exc:
+        raise SettingsError(f"params evaluate.models[{slug!r}]: {exc}") from exc
+
+
+def run_key(jobs: Sequence[EvalJob], settings: EvalSettings, snapshot: Mapping[str, Any]) -> str:
+    """12 hex characters naming a run by everything that shapes its trials.
+
+    Two runs with the same key may resume each other; a changed param or input gives a
+    new key (so a DVC re-run after a param change starts fresh instead of failing).
+    """
+    fingerprints = [job_fingerprint(job, snapshot, settings) for job in sorted(jobs, key=lambda j: j.label)]
+    return hashlib.sha256(canonical_json(fingerprints).encode()).hexdigest()[:12]

@@ -1,0 +1,168 @@
+"""``oracleproto evaluate``: run models on a question table in the time-masked ReAct loop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from oracleproto.cli.app import app, fail
+
+ABORT_EXIT_CODE = 4
+
+
+def _cutoff_overrides(values: list[str]) -> dict[str, str]:
+    cutoffs = {}
+    for value in values:
+        slug, sep, date = value.rpartition("=")
+        if not sep or not slug or not date:
+            raise ValueError(f"--cutoff expects SLUG=YYYY-MM-DD (or YYYY-MM), got {value!r}")
+        cutoffs[slug] = date
+    return cutoffs
+
+
+def _train_beside(questions: Path) -> Path | None:
+    """``…/test.parquet`` → ``…/train.parquet`` when it exists (for baseline:base_rate)."""
+    candidate = questions.with_name("train" + questions.suffix)
+    return candidate if questions.stem == "test" and candidate.exists() else None
+
+
+class _ProgressDisplay:
+    """A rich progress bar: done/total, calls in flight per channel, cost so far."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+        from rich.text import Text
+
+        self.state: Any = None
+        display = self
+
+        class ChannelsColumn(ProgressColumn):
+            def render(self, task: Any) -> Text:
+                state = display.state
+                if state is None:
+                    return Text("")
+                flights = " ".join(f"{name} {count}" for name, count in sorted(state.in_flight.items()))
+                errors = sum(state.errors.values())
+                return Text(f"in flight: {flights or '-'} · errors {errors} · ${state.cost_usd:.4f}")
+
+        self.progress = Progress(
+            TextColumn("evaluate"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            ChannelsColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            refresh_per_second=4,
+        )
+        self.task = self.progress.add_task("evaluate", total=None)
+
+    def __call__(self, state: Any) -> None:
+        self.state = state
+        self.progress.update(self.task, total=state.total, completed=state.completed)
+
+    def __enter__(self) -> _ProgressDisplay:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+
+@app.command(
+    epilog=(
+        "Examples:\n\n"
+        "  oracleproto evaluate --questions data/splits/cutoff-2024-06-30/test.parquet --model baseline:uniform "
+        "--model baseline:base_rate --out runs/base\n\n"
+        "  OPENAI_BASE_URL=https://openrouter.ai/api/v1 OPENAI_API_KEY=... oracleproto evaluate "
+        "--questions data/splits/cutoff-2024-06-30/test.parquet --model openai/gpt-4.1 --search archive "
+        "--archive data/sample/archive.jsonl --detector heuristic --out runs/gpt41\n\n"
+        "  oracleproto evaluate --questions q.parquet --model my/model --cutoff my/model=2024-06 --search tavily "
+        "--detector llm --out runs/x            # TAVILY_API_KEY, DETECTOR_MODEL from the environment\n\n"
+        "  oracleproto evaluate ... --cache replay --cache-file runs/x/calls.sqlite --out runs/x-replay   "
+        "# offline, no keys: byte-identical trials.parquet"
+    )
+)
+def evaluate(
+    questions: Path = typer.Option(..., help="Question table (.parquet or .jsonl, seven columns); prompt templates come from its metadata."),
+    model: list[str] = typer.Option(..., help="Model slug, or baseline:uniform|first|no|base_rate; repeat for several."),
+    out: Path = typer.Option(..., help="Run directory: trials.parquet, manifest.json, db/, calls.sqlite, logs/. Re-running resumes."),
+    trials: Optional[int] = typer.Option(None, min=1, help="Trials per question n (default: params evaluate.trials, else 3)."),
+    search: Optional[str] = typer.Option(None, help="Search backend: archive | tavily | none (default: params, else archive)."),
+    archive: Optional[Path] = typer.Option(None, help="Dated-document archive for --search archive (.jsonl or .parquet)."),
+    detector: Optional[str] = typer.Option(None, help="Leak detector: llm | heuristic | off (default: params, else heuristic)."),
+    cache: Optional[str] = typer.Option(None, help="Call cache: record | replay (offline, no keys) | off."),
+    cache_file: Optional[Path] = typer.Option(None, help="Call cache file (default OUT/calls.sqlite); replay another run's cache with it."),
+    cutoff: list[str] = typer.Option([], help="SLUG=YYYY-MM-DD knowledge cutoff of a model not in params admit.models."),
+    train: Optional[Path] = typer.Option(None, help="Train split for baseline:base_rate (default: train.parquet beside a test.parquet)."),
+    max_steps: Optional[int] = typer.Option(None, min=1, help="Step cap T (default 6)."),
+    max_search_calls: Optional[int] = typer.Option(None, min=0, help="Search cap C (default 4)."),
+    max_results: Optional[int] = typer.Option(None, min=1, help="Results per search R (default 5)."),
+    delta: Optional[int] = typer.Option(None, min=1, help="Days δ between prediction cutoff and resolution (default: params admit.delta_days, else 1)."),
+    seed: Optional[int] = typer.Option(None, help="Seed of baseline:uniform (default 0)."),
+    params: Optional[Path] = typer.Option(None, help="Params file (default: ./params.yaml if present)."),
+    progress: bool = typer.Option(True, help="Show a progress bar on stderr."),
+) -> None:
+    """Evaluate MODEL(s) on QUESTIONS: n trials per question, search masked to τ − δ, resumable, recorded."""
+    from oracleproto.admission import AdmissionError
+    from oracleproto.agent.settings import SettingsError
+    from oracleproto.evaluate import (
+        EvalJob,
+        EvaluationAborted,
+        EvaluationError,
+        QuestionSet,
+        evaluate as run_evaluation,
+        model_spec_from_entry,
+        settings_from_params,
+    )
+    from oracleproto.params import ParamsError, load_params, section
+    from oracleproto.runstore import RunStoreError
+
+    try:
+        config = load_params(params)
+        evaluate_params = section(config, "evaluate")
+        admit_params = section(config, "admit")
+        settings = settings_from_params(
+            {k: v for k, v in evaluate_params.items() if k not in ("models", "baselines", "split")},
+            delta_days=delta or admit_params.get("delta_days", 1),
+            trials=trials,
+            search=search,
+            archive=str(archive) if archive else None,
+            detector=detector,
+            cache=cache,
+            max_steps=max_steps,
+            max_search_calls=max_search_calls,
+            max_results=max_results,
+            seed=seed,
+        )
+        cutoffs = {**(admit_params.get("models") or {}), **_cutoff_overrides(cutoff)}
+        entries = {}
+        for entry in evaluate_params.get("models") or []:
+            slug = entry if isinstance(entry, str) else entry.get("slug")
+            entries[slug] = entry
+        question_set = QuestionSet.load(questions)
+        train_path = train or _train_beside(questions)
+        train_set = QuestionSet.load(train_path) if train_path and any(m == "baseline:base_rate" for m in model) else None
+        jobs = [
+            EvalJob(spec=model_spec_from_entry(entries.get(slug, slug), cutoffs), questions=question_set, train=train_set)
+            for slug in model
+        ]
+    except (SettingsError, ParamsError, EvaluationError, AdmissionError, ValueError) as exc:
+        fail(str(exc))
+        return
+
+    try:
+        if progress:
+            with _ProgressDisplay() as display:
+                summary = run_evaluation(jobs, settings, out, cache_path=cache_file, progress=display)
+        else:
+            summary = run_evaluation(jobs, settings, out, cache_path=cache_file)
+    except EvaluationAborted as exc:
+        fail(str(exc), code=ABORT_EXIT_CODE)
+        return
+    except (SettingsError, EvaluationError, RunStoreError) as exc:
+        fail(str(exc))
+        return
+    typer.echo(summary.line())
