@@ -53,6 +53,7 @@ from oracleproto.agent.settings import (
     ScrubSecretsFilter,
     SettingsError,
     config_snapshot,
+    reject_online,
     search_key_envs,
     resolve_endpoint,
     resume_fingerprint,
@@ -781,6 +782,7 @@ def model_spec_from_entry(entry: Mapping[str, Any] | str, cutoffs: Mapping[str, 
     slug = values.get("slug")
     if not isinstance(slug, str) or not slug.strip():
         raise SettingsError("params evaluate.models: every entry needs a 'slug'")
+    reject_online(slug)
     raw_cutoff = values.get("cutoff", cutoffs.get(slug))
     cutoff = None
     if raw_cutoff is not None:

@@ -190,6 +190,11 @@ class Concurrency:
             _positive_int(f"concurrency.{name}", getattr(self, name))
 
 
+def reject_online(slug: str) -> None:
+    if slug.endswith(ONLINE_SUFFIX):
+        raise SettingsError(f"model {slug!r}: ':online' slugs enable provider-side browsing and break the time mask")
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """One evaluated model.
@@ -214,10 +219,7 @@ class ModelSpec:
         for name, value in (("label", self.label), ("slug", self.slug)):
             if not value or not value.strip():
                 raise SettingsError(f"model {name} must be non-empty")
-            if value.endswith(ONLINE_SUFFIX):
-                raise SettingsError(
-                    f"model {value!r}: ':online' slugs enable provider-side browsing and break the time mask"
-                )
+            reject_online(value)
         if self.is_baseline and self.baseline_name not in BASELINE_NAMES:
             raise SettingsError(f"unknown baseline {self.slug!r}; known: {[BASELINE_PREFIX + n for n in BASELINE_NAMES]}")
         if self.max_tokens_param not in MAX_TOKENS_PARAMS:

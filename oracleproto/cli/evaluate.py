@@ -46,7 +46,7 @@ class _ProgressDisplay:
                     return Text("")
                 flights = " ".join(f"{name} {count}" for name, count in sorted(state.in_flight.items()))
                 errors = sum(state.errors.values())
-                return Text(f"in flight: {flights or '-'} · errors {errors} · ${state.cost_usd:.4f}")
+                return Text(f"{flights or 'idle'} · err {errors} · ${state.cost_usd:.4f}")
 
         self.progress = Progress(
             TextColumn("evaluate"),

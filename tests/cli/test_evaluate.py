@@ -1,0 +1,98 @@
+import datetime as dt
+import json
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from oracleproto.cli import app
+from oracleproto.io import write_parquet
+from oracleproto.schema import QUESTION_SCHEMA
+from tests.servers.openai_server import OpenAIServer, SearchThenAnswer, status_fault
+from tests.test_evaluate_run import make_questions
+
+runner = CliRunner()
+KEY = "sk-cli-test-0123456789abcdef0123"
+
+
+@pytest.fixture
+def split(tmp_path):
+    """A cutoff split directory: test.parquet with train.parquet beside it, and a params file."""
+    directory = tmp_path / "splits" / "cutoff-2025-01-31"
+    write_parquet(make_questions(6), directory / "test.parquet", QUESTION_SCHEMA, sort_by=("id",))
+    write_parquet(make_questions(8, start=dt.date(2024, 6, 1)), directory / "train.parquet", QUESTION_SCHEMA, sort_by=("id",))
+    params = tmp_path / "params.yaml"
+    params.write_text("admit:\n  delta_days: 1\n  models:\n    vendor/model: '2025-01'\nevaluate:\n  trials: 2\n  search: none\n")
+    return directory, params
+
+
+def invoke(args, env=None):
+    return runner.invoke(app, ["evaluate", "--no-progress", *args], env=env or {}, catch_exceptions=False)
+
+
+def test_baselines_run_offline_with_the_train_split_beside(split, tmp_path):
+    directory, params = split
+    out = tmp_path / "out"
+    result = invoke(["--questions", str(directory / "test.parquet"), "--model", "baseline:uniform", "--model",
+                     "baseline:base_rate", "--out", str(out), "--params", str(params)])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().endswith(f"24 rows in {out / 'trials.parquet'}")
+    table = pq.read_table(out / "trials.parquet")
+    assert set(table["model"].to_pylist()) == {"baseline:uniform", "baseline:base_rate"}
+    assert set(table["trial"].to_pylist()) == {1, 2}  # trials from params
+
+
+def test_api_model_against_a_loopback_server_then_replay_offline(split, tmp_path):
+    directory, params = split
+    args = ["--questions", str(directory / "test.parquet"), "--model", "vendor/model", "--params", str(params)]
+    with OpenAIServer(SearchThenAnswer(searches=0)) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": KEY}
+        result = invoke([*args, "--out", str(tmp_path / "rec"), "--trials", "3"], env)
+    assert result.exit_code == 0, result.output
+    assert "18 rows" in result.output and len(server.requests) == 18
+    replay = invoke([*args, "--out", str(tmp_path / "rep"), "--trials", "3", "--cache", "replay",
+                     "--cache-file", str(tmp_path / "rec" / "calls.sqlite")])
+    assert replay.exit_code == 0, replay.output
+    assert (tmp_path / "rec" / "trials.parquet").read_bytes() == (tmp_path / "rep" / "trials.parquet").read_bytes()
+    manifest = json.loads((tmp_path / "rec" / "manifest.json").read_text())
+    assert manifest["models"]["vendor/model"]["cutoff"] == "2025-01-31"
+
+
+def test_missing_key_is_one_line_naming_the_variable(split, tmp_path):
+    directory, params = split
+    result = invoke(["--questions", str(directory / "test.parquet"), "--model", "vendor/model", "--params", str(params),
+                     "--out", str(tmp_path / "o")], {"OPENAI_BASE_URL": "http://127.0.0.1:9"})
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "error: environment variable OPENAI_API_KEY is not set (needed for model 'vendor/model')"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ("vendor/model:online", "':online' slugs enable provider-side browsing"),
+        ("other/model", "has no knowledge cutoff: list it under admit.models or give its cutoff"),
+        ("baseline:oracle", "unknown baseline"),
+    ],
+)
+def test_bad_models_are_rejected_at_startup(split, tmp_path, model, message):
+    directory, params = split
+    result = invoke(["--questions", str(directory / "test.parquet"), "--model", model, "--params", str(params),
+                     "--out", str(tmp_path / "o")], {"OPENAI_API_KEY": KEY})
+    assert result.exit_code == 1 and message in result.output
+
+
+def test_cutoff_flag_and_auth_abort_exit_code(split, tmp_path):
+    directory, params = split
+    with OpenAIServer(fault_plan=lambda body, seen: status_fault(401, f"bad key {KEY}")) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": KEY}
+        result = invoke(["--questions", str(directory / "test.parquet"), "--model", "other/model", "--cutoff",
+                         "other/model=2025-01-31", "--params", str(params), "--out", str(tmp_path / "o")], env)
+    assert result.exit_code == 4
+    assert "authentication failed" in result.output and KEY not in result.output
+
+
+def test_help_has_examples():
+    result = runner.invoke(app, ["evaluate", "--help"])
+    assert "oracleproto evaluate --questions" in result.output
