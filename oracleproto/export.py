@@ -23,15 +23,16 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from oracleproto.admission import split_name
+from oracleproto.agent.react import prediction_cutoff
 from oracleproto.agent.settings import BASELINE_PREFIX
 from oracleproto.io import METADATA_KEY, read_parquet, write_json, write_parquet, write_text
 from oracleproto.metrics import exam_scores
@@ -411,11 +412,6 @@ def jsonl_text(records: Iterable[Mapping[str, Any]]) -> str:
 PromptRenderer = Callable[[Mapping[str, Any]], list[dict[str, str]]]
 
 
-def config_name(cutoff: dt.date) -> str:
-    """HF config (and RL data_source suffix) of a cutoff: ``cutoff-YYYY-MM-DD``."""
-    return f"cutoff-{cutoff.isoformat()}"
-
-
 def rl_rows(
     questions: pa.Table,
     cutoff: dt.date,
@@ -423,17 +419,18 @@ def rl_rows(
     delta_days: int,
     render: PromptRenderer,
 ) -> list[dict[str, Any]]:
-    """RL rows of one cutoff's split; ``index`` is filled in by :func:`rl_table`."""
+    """RL rows of one cutoff's split (data_source names the cutoff's config); ``index`` is
+    filled in by :func:`rl_table`."""
     rows = []
-    for question in questions.sort_by([("id", "ascending")]).to_pylist():
-        prediction_cutoff = question["end_time"] - dt.timedelta(days=delta_days)
+    for question in questions.to_pylist():
+        chi = prediction_cutoff(question["end_time"], delta_days)
         prompt = render(question)
         for position, message in enumerate(prompt):
             if set(message) != {"role", "content"} or message["role"] not in ROLES:
                 raise ExportError(f"question {question['id']}: rendered prompt message {position} is not {{role, content}}")
         rows.append(
             {
-                "data_source": f"oracleproto/{config_name(cutoff)}",
+                "data_source": f"oracleproto/{split_name(cutoff)}",
                 "prompt": prompt,
                 "ability": ABILITY,
                 "reward_model": {"style": REWARD_STYLE, "ground_truth": question["answer"]},
@@ -445,7 +442,7 @@ def rl_rows(
                     "choice_type": question["choice_type"],
                     "options": question["options"],
                     "end_time": question["end_time"].isoformat(),
-                    "prediction_cutoff": prediction_cutoff.isoformat(),
+                    "prediction_cutoff": chi.isoformat(),
                     "cutoff": cutoff.isoformat(),
                 },
                 "q_id": question["id"],

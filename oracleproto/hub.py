@@ -5,8 +5,8 @@
 files copied byte for byte from the pipeline's outputs, so their sha256 survive
 publication. ``publish`` uploads that folder with huggingface_hub and tags the commit.
 
-Everything here is a pure function of its arguments (no knowledge of the project's data/
-layout, no clock, no host data): the same inputs give a byte-identical folder.
+The card and the folder are pure functions of their inputs (no knowledge of the project's
+data/ layout, no clock, no host data): the same inputs give a byte-identical folder.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 import string
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -532,15 +532,16 @@ class Published:
     commit_url: str
 
 
-def publish(plan: ReleasePlan, token: str, api_factory: Callable[..., Any] | None = None) -> Published:
+def publish(plan: ReleasePlan, token: str) -> Published:
     """``upload_folder`` then ``create_tag`` on the uploaded commit. Hub failures become a
     HubError naming the step; the token never appears in a message."""
+    import httpx2  # huggingface_hub's HTTP client
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled, RepositoryNotFoundError
 
     if offline_mode():
         raise HubError("publishing needs the Hub but HF_HUB_OFFLINE is set: unset it, or use --dry-run")
-    api = (api_factory or HfApi)(token=token)
+    api = HfApi(token=token)
     step = "upload_folder"
     try:
         info = api.upload_folder(
@@ -568,4 +569,6 @@ def publish(plan: ReleasePlan, token: str, api_factory: Callable[..., Any] | Non
         ) from exc
     except HfHubHTTPError as exc:
         raise HubError(f"{step} on {plan.repo_id} failed: {exc}") from exc
+    except httpx2.TransportError as exc:
+        raise HubError(f"{step}: cannot reach the Hub ({type(exc).__name__}: {exc})") from exc
     return Published(commit=info.oid, commit_url=info.commit_url)

@@ -279,7 +279,7 @@ def test_rl_rows_follow_the_verl_schema_with_evaluation_prompts():
 
 
 def test_a_rendered_prompt_must_be_role_and_content():
-    with pytest.raises(ex.ExportError, match="question q1: rendered prompt message 0"):
+    with pytest.raises(ex.ExportError, match="question q2: rendered prompt message 0 is not {role, content}"):
         ex.rl_rows(questions_table(), KAPPA, "train", 1, lambda q: [{"role": "user"}])
 
 

@@ -95,12 +95,15 @@ def test_missing_hub_folder_is_an_error(tmp_path):
 class FakeHub:
     """huggingface_hub's own HTTP client, answered in-process (respx cannot see httpx2)."""
 
-    def __init__(self, commit_status: int = 200) -> None:
+    def __init__(self, commit_status: int = 200, unreachable: bool = False) -> None:
         self.requests: list[httpx2.Request] = []
         self.commit_status = commit_status
+        self.unreachable = unreachable
 
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         self.requests.append(request)
+        if self.unreachable:
+            raise httpx2.ConnectError("connection refused", request=request)
         path = request.url.path
         if path.endswith("/preupload/main"):
             files = json.loads(request.content)["files"]
@@ -123,8 +126,8 @@ class FakeHub:
 
 @pytest.fixture
 def fake_hub(monkeypatch, no_hf_env):
-    def install(commit_status: int = 200) -> FakeHub:
-        fake = FakeHub(commit_status)
+    def install(**behaviour) -> FakeHub:
+        fake = FakeHub(**behaviour)
         huggingface_hub.set_client_factory(lambda: httpx2.Client(transport=httpx2.MockTransport(fake)))
         huggingface_hub.close_session()
         return fake
@@ -187,3 +190,10 @@ def test_load_names_an_unknown_config(hub_dir, tmp_path, monkeypatch):
     assert result.exit_code == 1
     assert "error: cannot load config 'cutoff-1999-01-01'" in result.output
     assert "questions" in result.output  # datasets lists the available configs
+
+
+def test_an_unreachable_hub_is_one_clear_line(hub_dir, fake_hub):
+    fake_hub(unreachable=True)
+    result = runner.invoke(app, ["publish", "--hub-dir", str(hub_dir), "--repo-id", "org/OracleProto", "--tag", "v1.2.0"])
+    assert result.exit_code == 1
+    assert result.output.strip() == "error: upload_folder: cannot reach the Hub (ConnectError: connection refused)"
