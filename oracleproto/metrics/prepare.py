@@ -15,7 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from oracleproto.metrics.sets import letter_set_masks, lowest_letter, set_size
+from oracleproto.metrics.columns import trial_columns
+from oracleproto.metrics.sets import MAX_OPTIONS, lowest_letter, set_size
 from oracleproto.metrics.trial_scores import (
     TVERSKY_ALPHA,
     TVERSKY_BETA,
@@ -24,11 +25,12 @@ from oracleproto.metrics.trial_scores import (
     hamming_from_masks,
     tversky_from_masks,
 )
-from oracleproto.schema import CUTOFF_SKIP
+from oracleproto.schema import CHOICE_TYPES, QUESTION_TYPES
 
 BUCKETS = ("yes_no", "binary_named", "mc")  # the composite's buckets (Eq. 19)
 SLICES = ("yes_no", "binary_named", "mc", "mc_single", "mc_multi")  # table rows
 ENTROPY_GUARD = 1e-10
+_BUCKET_OF_TYPE = {"yes_no": "yes_no", "binary_named": "binary_named", "multiple_choice": "mc"}
 
 
 @dataclass(frozen=True)
@@ -131,19 +133,6 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return np.divide(numerator, denominator, out=np.full(len(denominator), np.nan), where=denominator > 0)
 
 
-def _sorted_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted distinct values, code of each row into them)."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    encoded = pc.dictionary_encode(column)
-    values = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
-    order = np.argsort(values.astype(str), kind="stable")
-    rank = np.empty(len(values), dtype=np.int64)
-    rank[order] = np.arange(len(values))
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    return values[order], rank[codes]
-
-
 def tversky_chance(n_options: int, n_gold: int, single: bool) -> float:
     """T_chance: 1/k for single-answer questions, else Eq. 31 under a per-letter coin flip."""
     if single:
@@ -159,9 +148,9 @@ def tversky_chance(n_options: int, n_gold: int, single: bool) -> float:
 
 def _question_table(ids: np.ndarray, first_row: np.ndarray, k: np.ndarray, gold: np.ndarray, qtype: np.ndarray, ctype: np.ndarray) -> Questions:
     n_options, gold_q = k[first_row], gold[first_row]
-    single = ctype[first_row] == "single"
-    qt = qtype[first_row]
-    bucket = np.where(qt == "yes_no", 0, np.where(qt == "binary_named", 1, 2)).astype(np.int64)
+    single = ctype[first_row] == CHOICE_TYPES.index("single")
+    bucket_of_type = np.array([BUCKETS.index(_BUCKET_OF_TYPE[name]) for name in QUESTION_TYPES])
+    bucket = bucket_of_type[qtype[first_row]]
     n_gold = set_size(gold_q)
     pairs = np.stack([n_options, n_gold, single.astype(np.int64)], axis=1)
     distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
@@ -178,21 +167,23 @@ def _question_table(ids: np.ndarray, first_row: np.ndarray, k: np.ndarray, gold:
     )
 
 
-def _runs(cell: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Runs of equal (cell, value) after sorting: (run cell, run value, run length)."""
+def _runs(cell: np.ndarray, value: np.ndarray, n_values: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Runs of equal (cell, value), value in [0, n_values): (run cell, run value, run length)."""
     if len(cell) == 0:
         return cell, value, np.zeros(0, dtype=np.int64)
-    order = np.lexsort((value, cell))
-    cell, value = cell[order], value[order]
-    start = np.ones(len(cell), dtype=bool)
-    start[1:] = (cell[1:] != cell[:-1]) | (value[1:] != value[:-1])
+    key = np.sort(cell * n_values + value)  # one int64 sort instead of a two-key lexsort
+    start = np.ones(len(key), dtype=bool)
+    start[1:] = key[1:] != key[:-1]
     starts = np.flatnonzero(start)
-    lengths = np.diff(np.append(starts, len(cell)))
-    return cell[starts], value[starts], lengths
+    lengths = np.diff(np.append(starts, len(key)))
+    return key[starts] // n_values, key[starts] % n_values, lengths
 
 
-def _modal_sets(n_cells: int, cell: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    run_cell, run_set, run_len = _runs(cell, pred)
+def _modal_sets(n_cells: int, cell: np.ndarray, set_code: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell: count of the most frequent identical set, whether it is unique, its mask."""
+    mask_of_code = np.zeros(int(set_code.max()) + 1 if len(set_code) else 0, dtype=np.uint64)
+    mask_of_code[set_code] = masks
+    run_cell, run_code, run_len = _runs(cell, set_code, len(mask_of_code))
     modal_count = np.zeros(n_cells, dtype=np.int64)
     np.maximum.at(modal_count, run_cell, run_len)
     is_max = run_len == modal_count[run_cell]
@@ -200,7 +191,7 @@ def _modal_sets(n_cells: int, cell: np.ndarray, pred: np.ndarray) -> tuple[np.nd
     modal_unique = n_max == 1
     modal_set = np.zeros(n_cells, dtype=np.uint64)
     unique_runs = is_max & modal_unique[run_cell]
-    modal_set[run_cell[unique_runs]] = run_set[unique_runs]
+    modal_set[run_cell[unique_runs]] = mask_of_code[run_code[unique_runs]]
     return modal_count, modal_unique, modal_set
 
 
@@ -251,7 +242,7 @@ def _single_answer_votes(
 ) -> tuple[np.ndarray, np.ndarray, VoteStrata]:
     """Σ n_ij² and vote entropy per cell, and the per-(model, k) Fleiss strata."""
     vote = lowest_letter(pred)
-    run_cell, run_vote, run_len = _runs(cell, vote)
+    run_cell, run_vote, run_len = _runs(cell, vote, MAX_OPTIONS)
     keff = cells["n_parsed"][run_cell].astype(np.float64)
     square_sum = np.bincount(run_cell, weights=run_len.astype(np.float64) ** 2, minlength=n_cells)
     share = run_len / keff
@@ -287,24 +278,17 @@ def _single_answer_votes(
 
 def prepare(table: pa.Table) -> TrialData:
     """Reduce a table that passed :func:`~oracleproto.metrics.validate.validate_trials`."""
-    models, model_code = _sorted_codes(table["model"])
-    question_ids, question_code = _sorted_codes(table["q_id"])
-    trial = table["trial"].to_numpy().astype(np.int64)
-    order = np.lexsort((trial, question_code, model_code))
-    model_code, question_code = model_code[order], question_code[order]
-
-    def column(name: str) -> pa.Array:
-        return table[name].combine_chunks().take(pa.array(order))
-
-    pred, _, parsed_text = letter_set_masks(column("pred"))
-    gold, _, _ = letter_set_masks(column("answer"))
-    k = pc.list_value_length(column("options")).to_numpy(zero_copy_only=False).astype(np.int64)
-    error = column("error")
-    has_error = np.asarray(error.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    cutoff = np.asarray(pc.equal(error, CUTOFF_SKIP).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
-    cost = column("cost_usd").to_numpy(zero_copy_only=False).astype(np.float64)
-    qtype = np.asarray(column("question_type").to_numpy(zero_copy_only=False), dtype=object)
-    ctype = np.asarray(column("choice_type").to_numpy(zero_copy_only=False), dtype=object)
+    c = trial_columns(table)
+    models, question_ids = c.models, c.question_ids
+    order = c.canonical_order
+    model_code, question_code = c.model_code[order], c.question_code[order]
+    pred_masks, _, pred_valid = c.pred
+    pred, parsed_text = pred_masks[order], pred_valid[order]
+    gold = c.answer[0][order]
+    k = c.n_options[order]
+    has_error, cutoff = c.has_error[order], c.cutoff[order]
+    cost = c.cost[order]
+    qtype, ctype = c.question_type[order], c.choice_type[order]
 
     n_rows = len(order)
     first_row = np.zeros(len(question_ids), dtype=np.int64)
@@ -336,7 +320,8 @@ def prepare(table: pa.Table) -> TrialData:
         "single": questions.single[cell_question],
         "n_parsed": n_parsed,
     }
-    modal_count, modal_unique, modal_set = _modal_sets(n_cells, cell[parsed], pred[parsed])
+    set_code = c.pred_set_code[order]
+    modal_count, modal_unique, modal_set = _modal_sets(n_cells, cell[parsed], set_code[parsed], pred[parsed])
     single_parsed = parsed & ~multi_row
     square_sum, single_entropy, strata = _single_answer_votes(n_cells, cell_info, cell[single_parsed], pred[single_parsed], len(models))
     multi_parsed = parsed & multi_row

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -30,6 +31,11 @@ class ScoreContext:
     @property
     def n_models(self) -> int:
         return len(self.data.models)
+
+    @cached_property
+    def model_starts(self) -> np.ndarray:
+        """Index of each model's first cell (every model has at least one cell)."""
+        return np.searchsorted(self.data.cells.model, np.arange(self.n_models))
 
 
 @dataclass(frozen=True)
@@ -61,11 +67,11 @@ def metric(name: str, family: str, higher_is_better: bool | None, is_count: bool
 
 
 def model_sum(ctx: ScoreContext, values: np.ndarray, where: np.ndarray | None = None) -> np.ndarray:
-    cell_model = ctx.data.cells.model
+    """Per-model sum over cells (cells are sorted by model, so one reduceat pass)."""
     values = np.asarray(values, dtype=np.float64)
-    if where is None:
-        return np.bincount(cell_model, weights=values, minlength=ctx.n_models)
-    return np.bincount(cell_model[where], weights=values[where], minlength=ctx.n_models)
+    if where is not None:
+        values = np.where(where, values, 0.0)
+    return np.add.reduceat(values, ctx.model_starts) if len(values) else np.zeros(ctx.n_models)
 
 
 def model_mean(ctx: ScoreContext, values: np.ndarray, where: np.ndarray) -> np.ndarray:
@@ -349,10 +355,15 @@ def trials_per_question(ctx: ScoreContext) -> np.ndarray:
     return out
 
 
+def per_correct_cost(total_cost: np.ndarray, questions: np.ndarray, trials: np.ndarray, composite: np.ndarray) -> np.ndarray:
+    """Eq. 24: total / (|D_eval| · n · composite accuracy); NaN when the composite is 0 or NaN."""
+    notional_correct = np.asarray(questions, dtype=np.float64) * trials * np.nan_to_num(composite)
+    return safe_ratio(total_cost, notional_correct)
+
+
 @metric("per_correct_cost_usd", "cost", False)
 def per_correct_cost_usd(ctx: ScoreContext) -> np.ndarray:
-    notional_correct = n_questions(ctx) * trials_per_question(ctx) * composite_accuracy(ctx)
-    return safe_ratio(total_cost_usd(ctx), np.nan_to_num(notional_correct))
+    return per_correct_cost(total_cost_usd(ctx), n_questions(ctx), trials_per_question(ctx), composite_accuracy(ctx))
 
 
 def compute_all(ctx: ScoreContext) -> dict[str, np.ndarray]:

@@ -15,14 +15,16 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
-from oracleproto.io import read_table, write_csv, write_json, write_parquet, write_text
+from oracleproto.io import SourceReadError, read_table, write_csv, write_json, write_parquet, write_text
 from oracleproto.metrics.prepare import BUCKETS, SLICES, prepare
 from oracleproto.metrics.probabilistic import RELIABILITY_BINS, belief_stats, reliability_bins
 from oracleproto.metrics.registry import DEFAULT_WEIGHTS, METRICS, ScoreContext, compute_all, model_mean, safe_ratio
 from oracleproto.metrics.sets import format_letter_set
 from oracleproto.metrics.statistics import DEFAULT_BOOTSTRAP, DEFAULT_SEED, HEADLINES, SIGNIFICANCE, Statistics, bootstrap
 from oracleproto.metrics.validate import validate_trials
+from oracleproto.schema import TRIAL_CORE_SCHEMA
 
 TERTILES = ("easy", "medium", "hard")
 
@@ -91,8 +93,20 @@ def score_table(
     return ScoreResult(context, compute_all(context), bootstrap(context, n_bootstrap, seed))
 
 
+def read_trials(path: str | os.PathLike[str]) -> pa.Table:
+    """A trial table from .parquet (only the columns the scorer uses) or .jsonl."""
+    if Path(path).suffix.lower() != ".parquet":
+        return read_table(path)
+    try:
+        available = set(pq.read_schema(path).names)
+        wanted = [name for name in (*TRIAL_CORE_SCHEMA.names, "belief") if name in available]
+        return pq.read_table(path, columns=wanted)
+    except (OSError, pa.ArrowException) as exc:
+        raise SourceReadError(f"cannot read parquet {path}: {exc}") from exc
+
+
 def score_file(path: str | os.PathLike[str], **options: Any) -> ScoreResult:
-    return score_table(read_table(path), **options)
+    return score_table(read_trials(path), **options)
 
 
 # ---------------------------------------------------------------------------------------
@@ -155,8 +169,9 @@ def _markdown_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str
     return "\n".join(lines) + "\n"
 
 
-def buckets_markdown(result: ScoreResult) -> str:
-    rows = [(m, b, str(q), str(t), _fixed(e), _fixed(p)) for m, b, q, t, e, p in bucket_rows(result)]
+def buckets_markdown(rows: list[tuple]) -> str:
+    """Markdown of :func:`bucket_rows`."""
+    rows = [(m, b, str(q), str(t), _fixed(e), _fixed(p)) for m, b, q, t, e, p in rows]
     return "# Exam mean and pass@1 by bucket\n\n" + _markdown_table(BUCKET_HEADER, rows)
 
 
@@ -328,10 +343,10 @@ def pareto_frontier(cost: np.ndarray, accuracy: np.ndarray) -> np.ndarray:
     return on_frontier
 
 
-def plot_tables(result: ScoreResult) -> dict[str, tuple[tuple[str, ...], list[tuple]]]:
-    """DVC plot data files: name -> (header, rows)."""
+def plot_tables(result: ScoreResult, buckets: list[tuple]) -> dict[str, tuple[tuple[str, ...], list[tuple]]]:
+    """DVC plot data files: name -> (header, rows); ``buckets`` are the :func:`bucket_rows`."""
     ctx = result.context
-    exam = [(model, bucket, exam) for model, bucket, _, _, exam, _ in bucket_rows(result) if np.isfinite(exam)]
+    exam = [(model, bucket, exam) for model, bucket, _, _, exam, _ in buckets if np.isfinite(exam)]
     cost, accuracy = result.values["total_cost_usd"], result.values["composite_accuracy"]
     frontier = pareto_frontier(cost, accuracy)
     cost_rows = [
@@ -370,16 +385,17 @@ def write_outputs(result: ScoreResult, out_dir: str | os.PathLike[str]) -> list[
     def csv(header: tuple[str, ...], rows: list[tuple], path: Path) -> Path:
         return write_csv(header, ([_cell(v) for v in row] for row in rows), path)
 
+    buckets = bucket_rows(result)
     written = [
         write_json(summary(result), out / "summary.json"),
-        csv(BUCKET_HEADER, bucket_rows(result), out / "buckets.csv"),
-        write_text(buckets_markdown(result), out / "buckets.md"),
+        csv(BUCKET_HEADER, buckets, out / "buckets.csv"),
+        write_text(buckets_markdown(buckets), out / "buckets.md"),
         write_parquet(question_table(result), out / "questions.parquet", QUESTION_SCHEMA),
         csv(PAIRWISE_HEADER, pairwise_rows(result), out / "pairwise.csv"),
         write_text(leaderboard_markdown(result), out / "leaderboard.md"),
         csv(DIFFICULTY_HEADER, difficulty_rows(result), out / "difficulty.csv"),
     ]
-    for name, (header, rows) in plot_tables(result).items():
+    for name, (header, rows) in plot_tables(result, buckets).items():
         written.append(csv(header, rows, out / "plots" / name))
     return written
 

@@ -53,26 +53,36 @@ def _as_string_array(values: pa.Array | pa.ChunkedArray | Sequence[str | None] |
     return values
 
 
-def letter_set_masks(values: pa.Array | pa.ChunkedArray | Sequence[str | None] | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Masks of a string column.
+def letter_set_codes(
+    values: pa.Array | pa.ChunkedArray | Sequence[str | None] | np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Masks of a string column, plus a dense code per distinct set.
 
-    Returns ``(masks, present, valid)``: ``present`` is False for nulls, ``valid`` is False
-    for present strings that are not letter sets; masks are 0 wherever not valid.
+    Returns ``(masks, present, valid, set_code)``: ``present`` is False for nulls, ``valid``
+    is False for present strings that are not letter sets; masks are 0 and set_code is -1
+    wherever not valid; equal sets (however written) share one set_code.
     """
     array = _as_string_array(values)
-    n = len(array)
-    if n == 0:
+    if len(array) == 0:
         empty = np.zeros(0, dtype=bool)
-        return np.zeros(0, dtype=np.uint64), empty, empty
+        return np.zeros(0, dtype=np.uint64), empty, empty, np.zeros(0, dtype=np.int64)
     encoded = pc.dictionary_encode(array)
     dictionary = encoded.dictionary.to_pylist()
     parsed = [parse_letter_set(text) for text in dictionary]
-    dict_masks = np.array([0 if m is None else m for m in parsed] + [0], dtype=np.uint64)
     dict_valid = np.array([m is not None for m in parsed] + [False], dtype=bool)
+    dict_masks = np.array([0 if m is None else m for m in parsed] + [0], dtype=np.uint64)
+    _, dict_code = np.unique(dict_masks, return_inverse=True)
+    dict_code = np.where(dict_valid, dict_code.ravel(), -1)
     # nulls take the sentinel slot appended at the end of the dictionary
     codes = encoded.indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False).astype(np.int64)
     present = codes < len(dictionary)
-    return dict_masks[codes], present, dict_valid[codes]
+    return dict_masks[codes], present, dict_valid[codes], dict_code[codes]
+
+
+def letter_set_masks(values: pa.Array | pa.ChunkedArray | Sequence[str | None] | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(masks, present, valid)`` of :func:`letter_set_codes`."""
+    masks, present, valid, _ = letter_set_codes(values)
+    return masks, present, valid
 
 
 def set_size(masks: np.ndarray) -> np.ndarray:
@@ -88,13 +98,12 @@ def lowest_letter(masks: np.ndarray) -> np.ndarray:
     return out
 
 
+_FULL_MASKS = np.array([(1 << k) - 1 for k in range(MAX_OPTIONS + 1)], dtype=np.uint64)
+
+
 def full_mask(n_options: np.ndarray) -> np.ndarray:
-    """Mask of all options of questions with ``n_options`` options (n_options ≤ 64)."""
-    k = np.asarray(n_options, dtype=np.uint64)
-    ones = np.full(k.shape, np.iinfo(np.uint64).max, dtype=np.uint64)
-    # shift by 64 is undefined: k == 64 keeps all ones
-    shifted = np.left_shift(np.uint64(1), np.minimum(k, np.uint64(63))) - np.uint64(1)
-    return np.where(k >= 64, ones, shifted)
+    """Mask of all options of questions with ``n_options`` options (0 ≤ n_options ≤ 64)."""
+    return _FULL_MASKS[np.asarray(n_options, dtype=np.int64)]
 
 
 def masks_from_indices(index_sets: Iterable[Iterable[int]]) -> np.ndarray:

@@ -143,6 +143,22 @@ def column_matrix(ctx: ScoreContext, headlines: tuple[Headline, ...]) -> tuple[C
     return ColumnMatrix(values, blocks, counted), universe
 
 
+def weighted_headlines(ctx: ScoreContext, weights: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Headline values when question q counts ``weights[r, q]`` times (replicate r).
+
+    Returns the question universe (question indices, the columns of ``weights``) and
+    {metric: (replicates, models)}. Weights of ones give the point estimates.
+    """
+    headlines = active_headlines(ctx)
+    matrix, universe = column_matrix(ctx, headlines)
+    sums = np.asarray(weights, dtype=np.float64).reshape(-1, len(universe)) @ matrix.values
+    values = {
+        h.name: np.stack([h.reduce(sums[:, matrix.blocks[(h.name, m)]], ctx.weights) for m in range(ctx.n_models)], axis=1)
+        for h in headlines
+    }
+    return universe, values
+
+
 def resample_weights(rng: np.random.Generator, n_replicates: int, n_questions: int) -> np.ndarray:
     """(n_replicates, n_questions) counts: each row draws n_questions questions with replacement."""
     draws = rng.integers(0, n_questions, size=(n_replicates, n_questions))
@@ -166,8 +182,9 @@ class Restriction:
         return full_sums - partial if self.mode == "subtract" else partial
 
 
-def restriction(block: np.ndarray, keep: np.ndarray) -> Restriction:
-    drop = np.any(block != 0, axis=1) & ~keep
+def restriction(block: np.ndarray, support: np.ndarray, keep: np.ndarray) -> Restriction:
+    """``support``: the questions where the block has any non-zero value."""
+    drop = support & ~keep
     if not drop.any():
         return Restriction("full", np.zeros(0, dtype=np.int64), block[:0])
     if drop.sum() <= keep.sum():
@@ -228,11 +245,13 @@ def percentile_interval(replicates: np.ndarray) -> Interval:
 
 
 def bootstrap_p_value(deltas: np.ndarray) -> float | None:
-    """Two-sided: 2 · min(P(Δ* ≤ 0), P(Δ* ≥ 0)), capped at 1."""
+    """Two-sided: 2 · min(P(Δ* ≤ 0), P(Δ* ≥ 0)), capped at 1, with the add-one estimate
+    (count + 1) / (B + 1) of each tail so that B replicates never claim p = 0."""
     finite = deltas[np.isfinite(deltas)]
     if len(finite) == 0:
         return None
-    return float(min(1.0, 2 * min(np.mean(finite <= 0), np.mean(finite >= 0))))
+    tails = (np.array([np.sum(finite <= 0), np.sum(finite >= 0)]) + 1) / (len(finite) + 1)
+    return float(min(1.0, 2 * tails.min()))
 
 
 def probability_better(deltas: np.ndarray, higher_is_better: bool) -> float | None:
@@ -264,8 +283,9 @@ def bootstrap(ctx: ScoreContext, n_replicates: int = DEFAULT_BOOTSTRAP, seed: in
     pairs = [(a, b) for a in range(ctx.n_models) for b in range(a + 1, ctx.n_models)]
     shared = {(a, b): matrix.counted[a] & matrix.counted[b] for a, b in pairs}
 
+    support = {key: np.any(matrix.values[:, block] != 0, axis=1) for key, block in matrix.blocks.items()}
     plans = {
-        (h.name, model, a, b): restriction(matrix.values[:, matrix.blocks[(h.name, model)]], shared[(a, b)])
+        (h.name, model, a, b): restriction(matrix.values[:, matrix.blocks[(h.name, model)]], support[(h.name, model)], shared[(a, b)])
         for h in headlines
         for a, b in pairs
         for model in (a, b)

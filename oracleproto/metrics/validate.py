@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandera.pyarrow as ppa
 import pyarrow as pa
-import pyarrow.compute as pc
 from pandera.errors import SchemaErrors
 
-from oracleproto.metrics.sets import MAX_OPTIONS, letter_set_masks, set_size
+from oracleproto.metrics.columns import TrialColumns, trial_columns
+from oracleproto.metrics.sets import MAX_OPTIONS, full_mask, set_size
 from oracleproto.schema import CHOICE_TYPES, ERROR_KINDS, QUESTION_TYPES, TRIAL_CORE_SCHEMA
 
 BELIEF_FIELD = pa.field("belief", pa.list_(pa.float64()))
@@ -28,149 +28,112 @@ class TrialTableError(ValueError):
 
 
 # ---------------------------------------------------------------------------------------
-# Column access helpers (nulls never fail a rule other than `not_null`)
-
-
-def _np(table: pa.Table, name: str, fill) -> np.ndarray:
-    return table[name].combine_chunks().fill_null(fill).to_numpy(zero_copy_only=False)
-
-
-def _option_counts(table: pa.Table) -> np.ndarray:
-    return pc.list_value_length(table["options"]).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+# Rules: each returns the mask of failing rows (nulls only ever fail `not_null`)
 
 
 def _outside_options(masks: np.ndarray, n_options: np.ndarray) -> np.ndarray:
-    k = np.clip(n_options, 0, MAX_OPTIONS).astype(np.uint64)
-    inside = np.where(k >= MAX_OPTIONS, ~np.uint64(0), (np.uint64(1) << np.minimum(k, np.uint64(63))) - np.uint64(1))
-    return (masks & ~inside) != 0
+    return (masks & ~full_mask(np.clip(n_options, 0, MAX_OPTIONS))) != 0
 
 
-def _not_in(table: pa.Table, name: str, allowed: tuple[str, ...]) -> np.ndarray:
-    column = table[name]
-    ok = pc.or_(pc.is_in(column, value_set=pa.array(allowed)), pc.is_null(column))
-    return ~np.asarray(ok.combine_chunks().to_numpy(zero_copy_only=False), dtype=bool)
+def question_type_known(c: TrialColumns) -> np.ndarray:
+    return c.question_type == -2
 
 
-# ---------------------------------------------------------------------------------------
-# Rules: each returns the mask of failing rows
+def choice_type_known(c: TrialColumns) -> np.ndarray:
+    return c.choice_type == -2
 
 
-def question_type_known(table: pa.Table) -> np.ndarray:
-    return _not_in(table, "question_type", QUESTION_TYPES)
+def error_kind_known(c: TrialColumns) -> np.ndarray:
+    return c.error == -2
 
 
-def choice_type_known(table: pa.Table) -> np.ndarray:
-    return _not_in(table, "choice_type", CHOICE_TYPES)
+def trial_positive(c: TrialColumns) -> np.ndarray:
+    return c.trial < 1
 
 
-def error_kind_known(table: pa.Table) -> np.ndarray:
-    return _not_in(table, "error", ERROR_KINDS)
+def cost_non_negative(c: TrialColumns) -> np.ndarray:
+    return ~(np.isfinite(c.cost) & (c.cost >= 0))
 
 
-def trial_positive(table: pa.Table) -> np.ndarray:
-    return _np(table, "trial", 1) < 1
+def options_count(c: TrialColumns) -> np.ndarray:
+    return c.options_present & ((c.n_options < 2) | (c.n_options > MAX_OPTIONS) | c.has_null_label)
 
 
-def cost_non_negative(table: pa.Table) -> np.ndarray:
-    cost = _np(table, "cost_usd", 0.0).astype(np.float64)
-    return ~(np.isfinite(cost) & (cost >= 0))
+def options_match_question_type(c: TrialColumns) -> np.ndarray:
+    two_way = (c.question_type == QUESTION_TYPES.index("yes_no")) | (c.question_type == QUESTION_TYPES.index("binary_named"))
+    choice = c.question_type == QUESTION_TYPES.index("multiple_choice")
+    return c.options_present & ((two_way & (c.n_options != 2)) | (choice & (c.n_options < 3)))
 
 
-def options_count(table: pa.Table) -> np.ndarray:
-    k = _option_counts(table)
-    flat = pc.list_flatten(table["options"].combine_chunks())
-    has_null_label = np.zeros(table.num_rows, dtype=bool)
-    if flat.null_count:
-        parents = pc.list_parent_indices(table["options"].combine_chunks()).to_numpy()
-        has_null_label[parents[np.asarray(flat.is_null().to_numpy(zero_copy_only=False), dtype=bool)]] = True
-    present = np.asarray(table["options"].is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    return present & ((k < 2) | (k > MAX_OPTIONS) | has_null_label)
-
-
-def options_match_question_type(table: pa.Table) -> np.ndarray:
-    k = _option_counts(table)
-    qtype = _np(table, "question_type", "")
-    two_way = (qtype == "yes_no") | (qtype == "binary_named")
-    return (two_way & (k != 2)) | ((qtype == "multiple_choice") & (k < 3))
-
-
-def answer_is_letter_set(table: pa.Table) -> np.ndarray:
-    _, present, valid = letter_set_masks(table["answer"])
+def answer_is_letter_set(c: TrialColumns) -> np.ndarray:
+    _, present, valid = c.answer
     return present & ~valid
 
 
-def answer_within_options(table: pa.Table) -> np.ndarray:
-    masks, _, valid = letter_set_masks(table["answer"])
-    return valid & _outside_options(masks, _option_counts(table))
+def answer_within_options(c: TrialColumns) -> np.ndarray:
+    masks, _, valid = c.answer
+    return valid & c.options_present & _outside_options(masks, c.n_options)
 
 
-def choice_type_matches_answer(table: pa.Table) -> np.ndarray:
-    masks, _, valid = letter_set_masks(table["answer"])
-    ctype = _np(table, "choice_type", "")
+def choice_type_matches_answer(c: TrialColumns) -> np.ndarray:
+    masks, _, valid = c.answer
     single = set_size(masks) == 1
-    return valid & (((ctype == "single") & ~single) | ((ctype == "multi") & single))
+    says_single = c.choice_type == CHOICE_TYPES.index("single")
+    says_multi = c.choice_type == CHOICE_TYPES.index("multi")
+    return valid & ((says_single & ~single) | (says_multi & single))
 
 
-def pred_is_letter_set(table: pa.Table) -> np.ndarray:
-    _, present, valid = letter_set_masks(table["pred"])
+def pred_is_letter_set(c: TrialColumns) -> np.ndarray:
+    _, present, valid = c.pred
     return present & ~valid
 
 
-def pred_within_options(table: pa.Table) -> np.ndarray:
-    masks, _, valid = letter_set_masks(table["pred"])
-    return valid & _outside_options(masks, _option_counts(table))
+def pred_within_options(c: TrialColumns) -> np.ndarray:
+    masks, _, valid = c.pred
+    return valid & c.options_present & _outside_options(masks, c.n_options)
 
 
-def pred_null_when_error(table: pa.Table) -> np.ndarray:
-    has_pred = np.asarray(table["pred"].is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    has_error = np.asarray(table["error"].is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    return has_pred & has_error
+def pred_null_when_error(c: TrialColumns) -> np.ndarray:
+    _, present, _ = c.pred
+    return present & c.has_error
 
 
-def belief_matches_options(table: pa.Table) -> np.ndarray:
+def belief_matches_options(c: TrialColumns) -> np.ndarray:
+    table = c.table
     if "belief" not in table.column_names:
-        return np.zeros(table.num_rows, dtype=bool)
+        return np.zeros(c.n_rows, dtype=bool)
     belief = table["belief"].combine_chunks()
     present = np.asarray(belief.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    length = pc.list_value_length(belief).fill_null(0).to_numpy(zero_copy_only=False)
-    bad = present & (length != _option_counts(table))
-    values = pc.list_flatten(belief).fill_null(np.nan).to_numpy(zero_copy_only=False).astype(np.float64)
-    bad_value = ~(np.isfinite(values) & (values >= 0) & (values <= 1))
-    if bad_value.any():
-        parents = pc.list_parent_indices(belief).to_numpy()
-        bad[parents[bad_value]] = True
+    offsets = belief.offsets.to_numpy().astype(np.int64)
+    bad = present & (np.diff(offsets) != c.n_options)
+    values = belief.values.fill_null(np.nan).to_numpy(zero_copy_only=False).astype(np.float64)
+    bad_value = np.flatnonzero(~(np.isfinite(values) & (values >= 0) & (values <= 1)))
+    if len(bad_value):
+        owner = np.searchsorted(offsets[1:], bad_value, side="right")
+        inside = (owner < c.n_rows) & (bad_value >= offsets[0])
+        bad[owner[inside][present[owner[inside]]]] = True
     return bad
 
 
-def _codes(column: pa.ChunkedArray) -> np.ndarray:
-    encoded = pc.dictionary_encode(column.combine_chunks())
-    return encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+def unique_trial(c: TrialColumns) -> np.ndarray:
+    order = c.canonical_order
+    model, question, trial = c.model_code[order], c.question_code[order], c.trial[order]
+    same_as_next = (model[1:] == model[:-1]) & (question[1:] == question[:-1]) & (trial[1:] == trial[:-1])
+    repeated = np.zeros(c.n_rows, dtype=bool)
+    repeated[1:] |= same_as_next
+    repeated[:-1] |= same_as_next
+    out = np.zeros(c.n_rows, dtype=bool)
+    out[order] = repeated
+    return out
 
 
-def unique_trial(table: pa.Table) -> np.ndarray:
-    if table.num_rows == 0:
-        return np.zeros(0, dtype=bool)
-    model, question = _codes(table["model"]), _codes(table["q_id"])
-    trial = _np(table, "trial", 0).astype(np.int64)
-    key = np.stack([model, question, trial], axis=1)
-    _, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
-    return counts[inverse.ravel()] > 1
-
-
-def question_fields_agree(table: pa.Table) -> np.ndarray:
+def question_fields_agree(c: TrialColumns) -> np.ndarray:
     """Rows of one q_id (any model) carry the same question_type, choice_type, options, answer."""
-    if table.num_rows == 0:
-        return np.zeros(0, dtype=bool)
-    question = _codes(table["q_id"])
-    options_text = pc.binary_join(table["options"].combine_chunks(), "\x1f")
-    fields = [_codes(table["question_type"]), _codes(table["choice_type"]), _codes(table["answer"]), _codes(pa.chunked_array([options_text]))]
-    first_row = np.full(question.max() + 2, -1, dtype=np.int64)
-    order = np.arange(len(question))[::-1]
-    first_row[question[order] + 1] = order  # the last write for each q_id is its first row
-    reference = first_row[question + 1]
-    bad = np.zeros(len(question), dtype=bool)
-    for codes in fields:
-        bad |= codes != codes[reference]
+    first = c.first_row_of_question
+    bad = (c.question_type != c.question_type[first]) | (c.choice_type != c.choice_type[first])
+    masks, present, _ = c.answer
+    bad |= (masks != masks[first]) | (present != present[first])
+    bad |= (c.options_code != c.options_code[first]) | (c.n_options != c.n_options[first])
     return bad
 
 
@@ -179,7 +142,7 @@ class Rule:
     name: str
     field: str
     says: str
-    failing: Callable[[pa.Table], np.ndarray]
+    failing: Callable[[TrialColumns], np.ndarray]
 
 
 RULES: tuple[Rule, ...] = (
@@ -205,7 +168,7 @@ RULES_BY_NAME = {rule.name: rule for rule in RULES}
 
 def _rule_check(rule: Rule):
     def check(cls, data) -> pa.Array:
-        return pa.array(~rule.failing(data.table), type=pa.bool_())
+        return pa.array(~rule.failing(trial_columns(data.table)), type=pa.bool_())
 
     check.__name__ = rule.name
     return ppa.dataframe_check(check)
@@ -288,7 +251,7 @@ def validate_trials(table: pa.Table) -> pa.Table:
                 problems.append(_describe(table, "not_null", name, f"{name} is present on every row", nulls))
         for rule in RULES:
             if rule.name in failed:
-                problems.append(_describe(table, rule.name, rule.field, rule.says, rule.failing(table)))
+                problems.append(_describe(table, rule.name, rule.field, rule.says, rule.failing(trial_columns(table))))
         if not problems:  # a pandera check we do not map (should not happen): keep its report
             problems.append(str(exc.failure_cases.to_pylist()[:MAX_ROWS_NAMED]))
         raise TrialTableError("trial table is invalid:\n  " + "\n  ".join(problems)) from None
