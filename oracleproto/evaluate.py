@@ -597,6 +597,8 @@ async def evaluate_async(
     out = Path(out_dir)
     replaying = settings.cache_mode == "replay"
     api_jobs = [job for job in jobs if not job.spec.is_baseline]
+    if api_jobs:
+        settings.check_search_ready()
     endpoints: dict[str, Endpoint] = {job.label: resolve_endpoint(job.spec, env, need_key=not replaying) for job in api_jobs}
     key_envs = search_key_envs(settings) if api_jobs else []
     snapshot = config_snapshot(settings, [job.spec for job in jobs], env, key_envs)
@@ -812,3 +814,58 @@ def run_key(jobs: Sequence[EvalJob], settings: EvalSettings, snapshot: Mapping[s
     """
     fingerprints = [job_fingerprint(job, snapshot, settings) for job in sorted(jobs, key=lambda j: j.label)]
     return hashlib.sha256(canonical_json(fingerprints).encode()).hexdigest()[:12]
+
+
+# ---------------------------------------------------------------------------------------
+# The DVC stage: baselines on every cutoff's split, plus opt-in API models
+
+DEFAULT_BASELINES = ("uniform", "first", "no", "base_rate")
+
+
+def plan_from_params(params: Mapping[str, Any], splits_dir: str | os.PathLike[str]) -> tuple[EvalSettings, list[EvalJob]]:
+    """Settings and jobs of the ``evaluate`` stage.
+
+    Every cutoff of ``admit.models`` gets the baselines (``evaluate.baselines``, default all
+    four) on its ``evaluate.split`` (default ``test``), labelled ``baseline:<name>@cutoff-…``
+    so (model, q_id, trial) stays unique. Each ``evaluate.models`` entry runs on the split
+    of its own cutoff.
+    """
+    from oracleproto.admission import AdmissionError, parse_cutoff, split_name
+    from oracleproto.params import section
+
+    admit, evaluate_params = section(dict(params), "admit"), section(dict(params), "evaluate")
+    settings = settings_from_params(evaluate_params, delta_days=admit.get("delta_days", 1))
+    cutoffs = dict(admit.get("models") or {})
+    split = evaluate_params.get("split", "test")
+    names = evaluate_params.get("baselines", list(DEFAULT_BASELINES))
+    if not isinstance(names, list) or any(n not in DEFAULT_BASELINES for n in names):
+        raise SettingsError(f"params evaluate.baselines must be a list drawn from {list(DEFAULT_BASELINES)}, got {names!r}")
+    splits = Path(splits_dir)
+    try:
+        split_names = sorted({split_name(parse_cutoff(value, str(model))) for model, value in cutoffs.items()})
+    except AdmissionError as exc:
+        raise SettingsError(str(exc)) from exc
+
+    def load(name: str, part: str) -> QuestionSet:
+        path = splits / name / f"{part}.parquet"
+        if not path.exists():
+            raise EvaluationError(f"{path} does not exist: run the admit stage, and list every evaluated model's cutoff under admit.models")
+        return QuestionSet.load(path)
+
+    jobs: list[EvalJob] = []
+    for name in split_names:
+        questions = load(name, split)
+        for baseline in names:
+            spec = ModelSpec(label=f"baseline:{baseline}@{name}", slug=f"baseline:{baseline}")
+            jobs.append(EvalJob(spec, questions, load(name, "train") if baseline == "base_rate" else None))
+    for entry in evaluate_params.get("models") or []:
+        spec = model_spec_from_entry(entry, cutoffs)
+        assert spec.cutoff is not None  # API models always have one (checked above)
+        jobs.append(EvalJob(spec, load(split_name(spec.cutoff), split)))
+    return settings, jobs
+
+
+def run_dir_for(jobs: Sequence[EvalJob], settings: EvalSettings, runs_dir: str | os.PathLike[str]) -> Path:
+    """``runs_dir/<run key>``: the same params and inputs resume the same run state."""
+    snapshot = config_snapshot(settings, [job.spec for job in jobs], {})
+    return Path(runs_dir) / run_key(jobs, settings, snapshot)

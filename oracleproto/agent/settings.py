@@ -264,8 +264,6 @@ class EvalSettings:
     def __post_init__(self) -> None:
         if self.search_backend not in SEARCH_BACKENDS:
             raise SettingsError(f"search backend must be one of {SEARCH_BACKENDS}, got {self.search_backend!r}")
-        if self.search_backend == "archive" and not self.archive_path:
-            raise SettingsError("search backend 'archive' needs an archive path (--archive / evaluate.archive)")
         if self.detector not in DETECTOR_MODES:
             raise SettingsError(f"detector must be one of {DETECTOR_MODES}, got {self.detector!r}")
         if self.cache_mode not in CACHE_MODES:
@@ -276,6 +274,11 @@ class EvalSettings:
     @property
     def search_enabled(self) -> bool:
         return self.search_backend != "none" and self.budgets.max_search_calls > 0
+
+    def check_search_ready(self) -> None:
+        """What searching models need (baselines never search, so only checked for them)."""
+        if self.search_enabled and self.search_backend == "archive" and not self.archive_path:
+            raise SettingsError("search backend 'archive' needs an archive path (--archive / evaluate.archive)")
 
 
 # ---------------------------------------------------------------------------------------

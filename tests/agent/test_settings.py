@@ -55,7 +55,8 @@ def test_model_spec_rules():
 
 def test_eval_settings_rules():
     with pytest.raises(SettingsError, match="archive path"):
-        EvalSettings(search_backend="archive")
+        EvalSettings(search_backend="archive").check_search_ready()
+    EvalSettings(search_backend="archive", budgets=Budgets(max_search_calls=0)).check_search_ready()
     with pytest.raises(SettingsError, match="detector"):
         EvalSettings(search_backend="none", detector="magic")
     assert not EvalSettings(search_backend="none").search_enabled

@@ -1,0 +1,38 @@
+"""DVC stage `evaluate`: data/splits/ → data/eval/trials.parquet + data/eval/manifest.json.
+
+The run state (per-model stores, call cache, log) lives in runs/evaluate/<run key>/, so a
+crashed or interrupted stage resumes when re-run with the same params; the two artifacts
+are then copied into data/eval/.
+"""
+
+import shutil
+import sys
+from pathlib import Path
+
+from oracleproto.agent.settings import SettingsError
+from oracleproto.evaluate import MANIFEST_FILE, TRIALS_FILE, EvaluationAborted, EvaluationError, evaluate, plan_from_params, run_dir_for
+from oracleproto.io import atomic_path
+from oracleproto.params import load_params
+from oracleproto.runstore import RunStoreError
+from pipeline import run_stage
+
+SPLITS = Path("data/splits")
+OUT = Path("data/eval")
+RUNS = Path("runs/evaluate")
+
+
+def main() -> None:
+    try:
+        settings, jobs = plan_from_params(load_params(), SPLITS)
+        run_dir = run_dir_for(jobs, settings, RUNS)
+        summary = evaluate(jobs, settings, run_dir)
+        for name in (TRIALS_FILE, MANIFEST_FILE):
+            with atomic_path(OUT / name) as tmp:
+                shutil.copyfile(run_dir / name, tmp)
+    except (SettingsError, EvaluationError, EvaluationAborted, RunStoreError) as exc:
+        sys.exit(f"error: {exc}")
+    print(summary.line())
+
+
+if __name__ == "__main__":
+    run_stage(main)
