@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import httpx2
@@ -192,8 +193,11 @@ def test_load_names_an_unknown_config(hub_dir, tmp_path, monkeypatch):
     assert "questions" in result.output  # datasets lists the available configs
 
 
-def test_an_unreachable_hub_is_one_clear_line(hub_dir, fake_hub):
-    fake_hub(unreachable=True)
+def test_an_unreachable_hub_is_one_clear_line(hub_dir, fake_hub, monkeypatch):
+    # huggingface_hub retries a refused connection with backoff (1+2+4+8+8 s): skip the waits
+    monkeypatch.setattr(huggingface_hub.utils._http, "time", types.SimpleNamespace(sleep=lambda seconds: None))
+    fake = fake_hub(unreachable=True)
     result = runner.invoke(app, ["publish", "--hub-dir", str(hub_dir), "--repo-id", "org/OracleProto", "--tag", "v1.2.0"])
     assert result.exit_code == 1
     assert result.output.strip() == "error: upload_folder: cannot reach the Hub (ConnectError: connection refused)"
+    assert len(fake.requests) > 1  # retried before giving up
