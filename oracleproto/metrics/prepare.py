@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from oracleproto.metrics.columns import trial_columns
 from oracleproto.metrics.sets import MAX_OPTIONS, lowest_letter, set_size

@@ -51,7 +51,7 @@ RATES = (
     "exam_mc_single", "exam_mc_multi", "composite_accuracy", "pass1_avg", "pass_any_n", "pass_all_n", "mv_acc",
     "vci", "hamming_mc_multi", "fallback_share", "ece",
 )
-PROPERTY_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPERTY_SETTINGS
