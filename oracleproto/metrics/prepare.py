@@ -88,7 +88,6 @@ class Cells:
     modal_count: np.ndarray  # multiplicity of the most frequent identical set (0 if none)
     modal_unique: np.ndarray  # that maximum is reached by exactly one set
     modal_set: np.ndarray  # uint64 mask of the unique modal set (0 otherwise)
-    vote_square_sum: np.ndarray  # Σ_j n_ij² of single-answer votes (Fleiss P_i)
     entropy: np.ndarray  # H_q in bits (NaN when K_eff < 2)
     fleiss_multi: np.ndarray  # per-question multi-answer κ (NaN unless multi and K_eff >= 2)
 
@@ -238,8 +237,8 @@ def _multi_answer_consistency(
 
 def _single_answer_votes(
     n_cells: int, cells: dict[str, np.ndarray], cell: np.ndarray, pred: np.ndarray, n_models: int
-) -> tuple[np.ndarray, np.ndarray, VoteStrata]:
-    """Σ n_ij² and vote entropy per cell, and the per-(model, k) Fleiss strata."""
+) -> tuple[np.ndarray, VoteStrata]:
+    """Vote entropy per cell and the per-(model, k) Fleiss strata (from Σ_j n_ij² per cell)."""
     vote = lowest_letter(pred)
     run_cell, run_vote, run_len = _runs(cell, vote, MAX_OPTIONS)
     keff = cells["n_parsed"][run_cell].astype(np.float64)
@@ -272,7 +271,7 @@ def _single_answer_votes(
         mean_agreement=mean_agreement[present],
         chance_agreement=chance[present],
     )
-    return square_sum, entropy, strata
+    return entropy, strata
 
 
 def prepare(table: pa.Table) -> TrialData:
@@ -322,7 +321,7 @@ def prepare(table: pa.Table) -> TrialData:
     set_code = c.pred_set_code[order]
     modal_count, modal_unique, modal_set = _modal_sets(n_cells, cell[parsed], set_code[parsed], pred[parsed])
     single_parsed = parsed & ~multi_row
-    square_sum, single_entropy, strata = _single_answer_votes(n_cells, cell_info, cell[single_parsed], pred[single_parsed], len(models))
+    single_entropy, strata = _single_answer_votes(n_cells, cell_info, cell[single_parsed], pred[single_parsed], len(models))
     multi_parsed = parsed & multi_row
     fleiss_multi, multi_entropy = _multi_answer_consistency(
         n_cells, cell_info["k"], n_parsed, ~cell_info["single"], cell[multi_parsed], pred[multi_parsed]
@@ -346,7 +345,6 @@ def prepare(table: pa.Table) -> TrialData:
         modal_count=modal_count,
         modal_unique=modal_unique,
         modal_set=modal_set,
-        vote_square_sum=square_sum,
         entropy=entropy,
         fleiss_multi=fleiss_multi,
     )

@@ -118,7 +118,8 @@ class ColumnMatrix:
 
 
 def column_matrix(ctx: ScoreContext, headlines: tuple[Headline, ...]) -> tuple[ColumnMatrix, np.ndarray]:
-    """X over the questions some model has counted trials on; also returns those question ids."""
+    """X over the questions some model has counted trials on (the resampled universe);
+    also returns those questions' indices."""
     cells = ctx.data.cells
     universe = np.unique(cells.question[cells.has_counted])
     row_of_question = np.full(len(ctx.data.questions.ids), -1, dtype=np.int64)
@@ -275,41 +276,42 @@ def holm_adjust(p_values: list[float | None]) -> list[float | None]:
     return adjusted
 
 
-def bootstrap(ctx: ScoreContext, n_replicates: int = DEFAULT_BOOTSTRAP, seed: int = DEFAULT_SEED) -> Statistics:
-    """Intervals for every headline metric of every model and all pairwise comparisons."""
-    headlines = active_headlines(ctx)
-    matrix, universe = column_matrix(ctx, headlines)
-    n_q = len(universe)
-    pairs = [(a, b) for a in range(ctx.n_models) for b in range(a + 1, ctx.n_models)]
-    shared = {(a, b): matrix.counted[a] & matrix.counted[b] for a, b in pairs}
+class PairedSums:
+    """Per pair of models, how to restrict each model's sums to the questions both have
+    counted trials for; and the resulting headline differences A − B."""
 
-    support = {key: np.any(matrix.values[:, block] != 0, axis=1) for key, block in matrix.blocks.items()}
-    plans = {
-        (h.name, model, a, b): restriction(matrix.values[:, matrix.blocks[(h.name, model)]], support[(h.name, model)], shared[(a, b)])
-        for h in headlines
-        for a, b in pairs
-        for model in (a, b)
-    }
+    def __init__(self, ctx: ScoreContext, headlines: tuple[Headline, ...], matrix: ColumnMatrix) -> None:
+        self.ctx, self.headlines, self.matrix = ctx, headlines, matrix
+        self.pairs = [(a, b) for a in range(ctx.n_models) for b in range(a + 1, ctx.n_models)]
+        self.shared = {(a, b): matrix.counted[a] & matrix.counted[b] for a, b in self.pairs}
+        support = {key: np.any(matrix.values[:, block] != 0, axis=1) for key, block in matrix.blocks.items()}
+        self.plans = {
+            (h.name, model, a, b): restriction(matrix.values[:, matrix.blocks[(h.name, model)]], support[(h.name, model)], self.shared[(a, b)])
+            for h in headlines
+            for a, b in self.pairs
+            for model in (a, b)
+        }
 
-    def pair_values(weights: np.ndarray, full: np.ndarray, headline: Headline, a: int, b: int) -> np.ndarray:
+    def delta(self, weights: np.ndarray, full: np.ndarray, headline: Headline, a: int, b: int) -> np.ndarray:
         values = []
         for model in (a, b):
-            sums = plans[(headline.name, model, a, b)].sums(weights, full[:, matrix.blocks[(headline.name, model)]])
-            values.append(headline.reduce(sums, ctx.weights))
+            sums = self.plans[(headline.name, model, a, b)].sums(weights, full[:, self.matrix.blocks[(headline.name, model)]])
+            values.append(headline.reduce(sums, self.ctx.weights))
         delta = values[0] - values[1]
         return np.where(np.abs(delta) <= TIE_TOLERANCE, 0.0, delta)
 
-    ones = np.ones((1, n_q))
-    observed_full = ones @ matrix.values
-    observed_delta = {
-        (h.name, a, b): pair_values(ones, observed_full, h, a, b)[0] for h in headlines for a, b in pairs
-    }
 
-    per_model = {(h.name, m): np.empty(n_replicates) for h in headlines for m in range(ctx.n_models)}
-    deltas = {key: np.empty(n_replicates) for key in observed_delta}
+def _replicates(paired: PairedSums, n_replicates: int, seed: int) -> tuple[dict, dict]:
+    """Replicate values per (headline, model) and replicate differences per (headline, a, b)."""
+    ctx, headlines, matrix = paired.ctx, paired.headlines, paired.matrix
+    n_q = matrix.values.shape[0]
+    per_model = {(h.name, m): np.full(n_replicates, np.nan) for h in headlines for m in range(ctx.n_models)}
+    deltas = {(h.name, a, b): np.full(n_replicates, np.nan) for h in headlines for a, b in paired.pairs}
+    if n_q == 0:
+        return per_model, deltas
     rng = np.random.default_rng(seed)
-    chunk = max(1, CHUNK_BYTES // (16 * max(n_q, 1)))
-    for start in range(0, n_replicates if n_q else 0, chunk):
+    chunk = max(1, CHUNK_BYTES // (16 * n_q))  # depends on the data only: same draws everywhere
+    for start in range(0, n_replicates, chunk):
         size = min(chunk, n_replicates - start)
         weights = resample_weights(rng, size, n_q)
         full = weights @ matrix.values
@@ -317,38 +319,42 @@ def bootstrap(ctx: ScoreContext, n_replicates: int = DEFAULT_BOOTSTRAP, seed: in
         for h in headlines:
             for m in range(ctx.n_models):
                 per_model[(h.name, m)][rows] = h.reduce(full[:, matrix.blocks[(h.name, m)]], ctx.weights)
-            for a, b in pairs:
-                if shared[(a, b)].any():
-                    deltas[(h.name, a, b)][rows] = pair_values(weights, full, h, a, b)
+            for a, b in paired.pairs:
+                if paired.shared[(a, b)].any():
+                    deltas[(h.name, a, b)][rows] = paired.delta(weights, full, h, a, b)
+    return per_model, deltas
 
-    intervals = {
-        ctx.models[m]: {h.name: percentile_interval(per_model[(h.name, m)]) if n_q else Interval(None, None) for h in headlines}
-        for m in range(ctx.n_models)
-    }
-    comparisons: list[PairComparison] = []
-    for h in headlines:
+
+def _comparisons(paired: PairedSums, deltas: dict) -> list[PairComparison]:
+    ctx, matrix = paired.ctx, paired.matrix
+    ones = np.ones((1, matrix.values.shape[0]))
+    observed_full = ones @ matrix.values
+    out: list[PairComparison] = []
+    for h in paired.headlines:
         higher = bool(METRICS[h.name].higher_is_better)
         rows = []
-        for a, b in pairs:
-            n_shared = int(shared[(a, b)].sum())
+        for a, b in paired.pairs:
+            n_shared = int(paired.shared[(a, b)].sum())
             if n_shared == 0:
                 rows.append((a, b, 0, None, Interval(None, None), None, None))
                 continue
             replicate = deltas[(h.name, a, b)]
-            rows.append(
-                (
-                    a,
-                    b,
-                    n_shared,
-                    _finite_or_none(observed_delta[(h.name, a, b)]),
-                    percentile_interval(replicate),
-                    bootstrap_p_value(replicate),
-                    probability_better(replicate, higher),
-                )
-            )
-        adjusted = holm_adjust([row[5] for row in rows])
+            observed = _finite_or_none(paired.delta(ones, observed_full, h, a, b)[0])
+            rows.append((a, b, n_shared, observed, percentile_interval(replicate), bootstrap_p_value(replicate), probability_better(replicate, higher)))
+        adjusted = holm_adjust([row[5] for row in rows])  # Holm across the pairs of one metric
         for (a, b, n_shared, delta, interval, p, prob), p_holm in zip(rows, adjusted):
-            comparisons.append(
-                PairComparison(h.name, ctx.models[a], ctx.models[b], n_shared, delta, interval.low, interval.high, p, p_holm, prob)
-            )
-    return Statistics(n_replicates, seed, intervals, tuple(comparisons))
+            out.append(PairComparison(h.name, ctx.models[a], ctx.models[b], n_shared, delta, interval.low, interval.high, p, p_holm, prob))
+    return out
+
+
+def bootstrap(ctx: ScoreContext, n_replicates: int = DEFAULT_BOOTSTRAP, seed: int = DEFAULT_SEED) -> Statistics:
+    """Intervals for every headline metric of every model and all pairwise comparisons.
+    With ``n_replicates`` = 0 only the observed pairwise differences are filled in."""
+    headlines = active_headlines(ctx)
+    matrix, _ = column_matrix(ctx, headlines)
+    paired = PairedSums(ctx, headlines, matrix)
+    per_model, deltas = _replicates(paired, n_replicates, seed)
+    intervals = {
+        ctx.models[m]: {h.name: percentile_interval(per_model[(h.name, m)]) for h in headlines} for m in range(ctx.n_models)
+    }
+    return Statistics(n_replicates, seed, intervals, tuple(_comparisons(paired, deltas)))

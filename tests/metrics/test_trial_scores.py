@@ -53,3 +53,18 @@ def test_tversky_and_hamming_by_hand():
     # {0,1} vs {0}: 1/(1+2·1) ; {0,2} vs {0,1,2}: 2/(2+0.5·1)
     assert tversky_from_masks(pred, gold).tolist() == pytest.approx([1.0, 1 / 3, 0.0, 0.8])
     assert hamming_from_masks(pred, gold, np.array([4, 4, 4, 5])).tolist() == pytest.approx([1.0, 0.75, 0.5, 0.8])
+
+
+def test_package_exposes_the_api_lazily():
+    import subprocess
+    import sys
+
+    code = "import sys; from oracleproto.metrics import exam_score; print('pandera' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"  # the reward path stays light
+    import oracleproto.metrics as metrics
+
+    assert metrics.METRICS["fss"].higher_is_better is True
+    assert callable(metrics.score_table) and callable(metrics.leaderboard_markdown)
+    with pytest.raises(AttributeError):
+        metrics.no_such_thing
