@@ -42,9 +42,9 @@ from oracleproto.agent.errors import (
     call_with_retries,
     classify,
 )
-from oracleproto.agent.keypool import read_secret
 from oracleproto.agent.replay import CallCache, CallContext
 from oracleproto.agent.search import SearchHit, record_or_replay
+from oracleproto.agent.settings import SettingsError, read_key
 
 log = logging.getLogger(__name__)
 
@@ -275,11 +275,11 @@ class DetectorSettings:
 
     def __post_init__(self) -> None:
         if not self.model or not self.model.strip():
-            raise ValueError("detector: DETECTOR_MODEL is not set")
+            raise SettingsError("detector: environment variable DETECTOR_MODEL is not set (the leak detector's model)")
         if self.model.strip().endswith(":online"):
-            raise ValueError(f"detector: model {self.model!r} ends in ':online' (a browsing model cannot audit leaks)")
+            raise SettingsError(f"detector: model {self.model!r} ends in ':online' (a browsing model cannot audit leaks)")
         if self.concurrency < 1:
-            raise ValueError(f"detector: concurrency must be >= 1, got {self.concurrency}")
+            raise SettingsError(f"detector: concurrency must be >= 1, got {self.concurrency}")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], *, model: str | None = None, require_endpoint: bool = True) -> DetectorSettings:
@@ -288,13 +288,13 @@ class DetectorSettings:
         ``require_endpoint=False`` (replay) needs only the model: nothing is called.
         """
         chosen_model = model or environ.get("DETECTOR_MODEL") or ""
-        base_url = environ.get("DETECTOR_BASE_URL") or environ.get("OPENAI_BASE_URL") or None
-        key_name = "DETECTOR_API_KEY" if environ.get("DETECTOR_API_KEY") else "OPENAI_API_KEY"
+        base_url = (environ.get("DETECTOR_BASE_URL") or environ.get("OPENAI_BASE_URL") or "").strip() or None
         api_key = None
         if require_endpoint:
             if base_url is None:
-                raise ValueError("detector: DETECTOR_BASE_URL is not set (nor OPENAI_BASE_URL)")
-            api_key = read_secret(key_name, environ, hint=" (the detector uses DETECTOR_API_KEY, else OPENAI_API_KEY)")
+                raise SettingsError("detector: environment variable DETECTOR_BASE_URL is not set (nor OPENAI_BASE_URL)")
+            key_name = "DETECTOR_API_KEY" if environ.get("DETECTOR_API_KEY") else "OPENAI_API_KEY"
+            api_key = read_key(environ, key_name, "the leak detector")
         return cls(model=chosen_model, base_url=base_url, api_key=api_key)
 
     def snapshot(self) -> dict[str, Any]:

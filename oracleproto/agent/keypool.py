@@ -1,4 +1,4 @@
-"""API keys: reading them from the environment, and the Tavily key pool (paper Table 14).
+"""The Tavily API-key pool (paper Table 14) and reading its keys from the environment.
 
 Pool semantics (REFERENCE-BEHAVIOUR §5.4): least-used healthy key first (ties by list
 order); ``auth`` (401/403) blacklists a key for the life of the process; ``rate_limit``
@@ -8,68 +8,34 @@ order); ``auth`` (401/403) blacklists a key for the life of the process; ``rate_
 every key is blacklisted), so the caller can wait within its retry budget.
 
 Keys never leave this module in a message: errors, ``repr`` and logs name a key by its
-position in the pool, and snapshots carry only :func:`redact_keys`.
+position in the pool (the config snapshot redacts the whole variable as one value).
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from oracleproto.agent.errors import AUTH, RATE_LIMIT
-
-# Squashed (lower-case, alphanumerics only) values that are templates, not keys.
-_PLACEHOLDER_WORDS = ("replaceme", "changeme", "putyourkeyhere", "yourapikey", "yourkeyhere", "insertkeyhere", "insertyourkey")
-
-
-class MissingSecretError(ValueError):
-    """A required secret is unset or a placeholder; the message names the variable only."""
-
-
-def is_placeholder(value: str) -> bool:
-    """True for template values such as ``REPLACE_ME``, ``<your-api-key>`` or ``tvly-xxxx``."""
-    stripped = value.strip()
-    if stripped.startswith("<") and stripped.endswith(">"):
-        return True
-    squashed = re.sub(r"[^a-z0-9]", "", stripped.lower())
-    if any(word in squashed for word in _PLACEHOLDER_WORDS):
-        return True
-    # "xxxx", "tvly-xxxxxxxx", "sk-XXXX": a known prefix followed only by x's.
-    return re.fullmatch(r"(?:tvly|sk|key)?x{3,}", squashed) is not None
-
-
-def read_secret(name: str, environ: Mapping[str, str], *, hint: str = "") -> str:
-    """The value of ``name``; unset, blank or a placeholder is a start-up error naming it."""
-    value = (environ.get(name) or "").strip()
-    if not value:
-        raise MissingSecretError(f"{name} is not set{hint}")
-    if is_placeholder(value):
-        raise MissingSecretError(f"{name} holds a placeholder, not a key{hint}")
-    return value
+from oracleproto.agent.settings import SECRETS, SettingsError, is_placeholder
 
 
 def read_keys(name: str, environ: Mapping[str, str]) -> tuple[str, ...]:
-    """Comma-separated keys from ``name``, de-duplicated in order; placeholders are errors."""
+    """Comma-separated keys from ``name``, de-duplicated in order.
+
+    Unset, blank or placeholder entries are start-up errors naming the variable (never the
+    value); every key is registered with :data:`SECRETS` so logs are scrubbed of it.
+    """
     raw = environ.get(name) or ""
     keys = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
     if not keys:
-        raise MissingSecretError(f"{name} is not set (one key, or several separated by commas)")
+        raise SettingsError(f"environment variable {name} is not set (one key, or several separated by commas)")
     for position, key in enumerate(keys, start=1):
         if is_placeholder(key):
-            raise MissingSecretError(f"{name}: entry {position} holds a placeholder, not a key")
+            raise SettingsError(f"environment variable {name}: entry {position} holds a placeholder, not a key")
+    SECRETS.register(*keys)
     return keys
-
-
-def redact_keys(keys: Sequence[str]) -> dict[str, str]:
-    """Snapshot form of a key set: a 4-character prefix and sha256-12 of the whole set.
-
-    One entry for the whole pool, so a snapshot reveals neither a key nor how many there are.
-    """
-    digest = hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()[:12]
-    return {"prefix": keys[0][:4] if keys else "", "sha256_12": digest}
 
 
 class AllKeysExhausted(RuntimeError):
@@ -134,7 +100,7 @@ class KeyPool:
         if kind == AUTH:
             state.blacklisted = True
         elif kind == RATE_LIMIT:
-            wait = retry_after if retry_after is not None and retry_after > 0 else self.cooldown_s
+            wait = self.cooldown_s if retry_after is None else retry_after
             state.cooling_until = max(state.cooling_until, self._clock() + wait)
 
     def usage(self) -> list[int]:

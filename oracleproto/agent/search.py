@@ -19,11 +19,11 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
 
 from oracleproto.agent.replay import CallCache, CallContext, call_key
+from oracleproto.agent.settings import DETECTOR_MODES, SettingsError
 
 if TYPE_CHECKING:
     from oracleproto.agent.detector import LeakDetector
 
-DETECTOR_MODES = ("llm", "heuristic", "off")
 UNDATED_POLICIES = ("drop", "keep")
 SEARCH_DEPTHS = ("basic", "advanced", "fast", "ultra-fast")
 RAW_CONTENT_FORMATS = ("markdown", "text")
@@ -152,13 +152,13 @@ class SearchSettings:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
-            raise ValueError(f"search settings: unknown key(s) {unknown}; known: {sorted(known)}")
+            raise SettingsError(f"search settings: unknown key(s) {unknown}; known: {sorted(known)}")
         return cls(**dict(values))
 
 
 def _check(ok: bool, name: str, rule: str) -> None:
     if not ok:
-        raise ValueError(f"search settings: {name} {rule}")
+        raise SettingsError(f"search settings: {name} {rule}")
 
 
 def truncate(text: str | None, limit: int) -> str | None:
@@ -171,7 +171,7 @@ def truncate(text: str | None, limit: int) -> str | None:
 def check_detector(settings: SearchSettings, detector: LeakDetector | None) -> None:
     """Mode ``llm`` needs a detector; a detector with another mode would silently idle."""
     if settings.detector_mode == "llm" and detector is None:
-        raise ValueError("search settings: detector_mode 'llm' needs a leak detector (set DETECTOR_MODEL and its endpoint)")
+        raise SettingsError("search settings: detector_mode 'llm' needs a leak detector (set DETECTOR_MODEL and its endpoint)")
 
 
 def check_end_date(end_date: object) -> date:
