@@ -175,47 +175,54 @@ def _first_balanced_object(text: str) -> str | None:
 # ---------------------------------------------------------------------------------------
 # Heuristic layer
 _MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
-    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
-    "september": 9, "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11,
-    "december": 12, "dec": 12,
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
+    "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
 }  # fmt: skip
-_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+# Month names as a prefix tree: Python's re is several times faster on this than on a flat
+# alternation of 24 names under IGNORECASE.
+_MONTH = (
+    r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{4})"
-# (pattern, granularity); a month or year mention is a period that starts on its first day.
-_DATE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), granularity)
-    for pattern, granularity in (
-        (r"(?<!\d)" + _YEAR + r"[-/.](?P<month>\d{1,2})[-/.](?P<day>\d{1,2})(?!\d)", "day"),
-        (r"\b" + _MONTH + r"\s+" + _DAY + r",?\s+" + _YEAR + r"(?!\d)", "day"),
-        (r"\b" + _DAY + r"\s+(?:of\s+)?" + _MONTH + r",?\s+" + _YEAR + r"(?!\d)", "day"),
-        (r"(?<!\d)" + _YEAR + r"-(?P<month>\d{2})(?![-/.]?\d)", "month"),
-        (r"\b" + _MONTH + r",?\s+" + _YEAR + r"(?!\d)", "month"),
-        (r"(?<![\w.,$€£])" + r"(?P<year>(?:19|20|21)\d{2})" + r"(?!\w|[.,]\d)", "year"),
+# A mention without a day is a month or a year: a period that starts on its first day.
+_DATE_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"(?<!\d)" + _YEAR + r"[-/.](?P<month>\d{1,2})[-/.]" + r"(?P<day>\d{1,2})(?!\d)",  # 2026-03-04
+        r"(?<!\d)" + _YEAR + r"-(?P<month>\d{2})(?![-/.]?\d)",  # 2026-03
+        r"(?<![a-z])(?=[adfjmnos])" + _MONTH + r"(?:\s+" + _DAY + r",?)?\s+" + _YEAR + r"(?!\d)",  # March 3, 2026 / March 2026
+        r"(?<!\w)(?=\d)" + _DAY + r"\s+(?:of\s+)?" + _MONTH + r",?\s+" + _YEAR + r"(?!\d)",  # 3 March 2026
+        r"(?<![\w.,$€£])(?P<year>(?:19|20|21)\d{2})(?!\w|[.,]\d)",  # 2026
     )
 )
+_YEAR_TOKEN = re.compile(r"(?<!\d)\d{4}(?!\d)")
 _SCANNED_FIELDS = ("title", "content", "raw_content")
 
 
-def _period_start(match: re.Match[str], granularity: str) -> date | None:
+def _period_start(match: re.Match[str]) -> date | None:
+    groups = match.groupdict()
     try:
-        year = int(match.group("year"))
-        if granularity == "year":
+        year = int(groups["year"])
+        month_text = groups.get("month")
+        if month_text is None:
             return date(year, 1, 1)
-        month_text = match.group("month").lower().rstrip(".")
-        month = _MONTHS[month_text] if month_text in _MONTHS else int(month_text)
-        day = int(match.group("day")) if granularity == "day" else 1
-        return date(year, month, day)
-    except (ValueError, KeyError):
+        month = int(month_text) if month_text.isdigit() else _MONTHS[month_text[:3].lower()]
+        return date(year, month, int(groups["day"]) if groups.get("day") else 1)
+    except ValueError:
         return None  # "February 30", "2026-13": not a date, so not a date after χ
 
 
 def first_date_after(text: str, cutoff: date) -> str | None:
     """The leftmost date mention in ``text`` whose period starts after ``cutoff``."""
+    # Every pattern names a year, and only a year >= χ's year can start after χ: most
+    # pages settle here in one cheap pass.
+    if not any(int(token.group()) >= cutoff.year for token in _YEAR_TOKEN.finditer(text)):
+        return None
     found: re.Match[str] | None = None
-    for pattern, granularity in _DATE_PATTERNS:
-        match = next((m for m in pattern.finditer(text) if (s := _period_start(m, granularity)) and s > cutoff), None)
+    for pattern in _DATE_PATTERNS:
+        match = next((m for m in pattern.finditer(text) if (s := _period_start(m)) and s > cutoff), None)
         if match is not None and (found is None or match.start() < found.start()):
             found = match
     return None if found is None else found.group(0)
