@@ -42,7 +42,7 @@ import pyarrow as pa
 from oracleproto import SCHEMA_VERSION
 from oracleproto.agent import baselines
 from oracleproto.agent.errors import AuthError, classify
-from oracleproto.agent.llm import BrowsingBarrierError, ChannelMeter, ChatClient
+from oracleproto.agent.llm import BrowsingBarrierError, ChannelMeter, ChatClient, make_transport
 from oracleproto.agent.react import LoopConfig, LoopResult, TrialQuestion, prediction_cutoff, run_react
 from oracleproto.agent.replay import CallCache, CallContext, ReplayMissError, canonical_json
 from oracleproto.agent.settings import (
@@ -489,6 +489,7 @@ class _Run:
     stores: dict[str, RunStore]
     state: ProgressState
     progress: ProgressCallback | None
+    cache: CallCache | None = None
     prompts: dict[tuple[str, str, bool], str] = field(default_factory=dict)
     base_rates: dict[str, baselines.BaseRates] = field(default_factory=dict)
 
@@ -543,6 +544,8 @@ class _Run:
         return loop_row(job, question, trial, delta, loop)
 
     def write(self, row: Mapping[str, Any]) -> None:
+        if self.cache is not None:
+            self.cache.flush()  # the trial's recorded calls are durable before the trial is
         self.stores[row["model"]].put(row)
         self.state.record(row)
         if self.progress is not None:
@@ -589,9 +592,15 @@ async def evaluate_async(
     search_factory: SearchFactory | None = None,
     progress: ProgressCallback | None = None,
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
-    http: httpx.AsyncClient | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    http_transport: str = "lean",
 ) -> EvalSummary:
-    """Run (or resume) an evaluation; see the module docstring for the layout."""
+    """Run (or resume) an evaluation; see the module docstring for the layout.
+
+    ``http_transport`` picks the model-call transport when none is given: ``lean``
+    (default, see :class:`~oracleproto.agent.llm.LeanTransport`) or ``httpx`` (httpx's own
+    connection pool).
+    """
     env = os.environ if env is None else env
     check_jobs(jobs)
     out = Path(out_dir)
@@ -606,29 +615,28 @@ async def evaluate_async(
     out.mkdir(parents=True, exist_ok=True)
     handler = _attach_log(out)
     cache: CallCache | None = None
-    owned_http = http is None and bool(api_jobs)
+    owned_transport = transport is None and bool(api_jobs)
     backend = None
     stores: dict[str, RunStore] = {}
     try:
         if api_jobs:
-            cache = CallCache(cache_path or out / CACHE_FILE, settings.cache_mode)
+            cache = CallCache(cache_path or out / CACHE_FILE, settings.cache_mode, deferred=True)
             if settings.search_enabled:
                 backend = (search_factory or default_search_factory())(cache, settings, env)
         meter = ChannelMeter()
-        if api_jobs and http is None:
-            limits = httpx.Limits(max_connections=settings.concurrency.llm * 2, max_keepalive_connections=settings.concurrency.llm * 2)
-            http = httpx.AsyncClient(timeout=httpx.Timeout(settings.sampling.timeout_s), limits=limits, trust_env=False)
+        if api_jobs and transport is None:
+            transport = make_transport(http_transport, max_connections=settings.concurrency.llm * 2)
         llm_slots = asyncio.Semaphore(settings.concurrency.llm)
         clients = {}
         for job in api_jobs:
-            assert cache is not None and http is not None
+            assert cache is not None and transport is not None
             clients[job.label] = ChatClient(
-                endpoints[job.label], settings.sampling, cache, semaphore=llm_slots, http=http, meter=meter, sleep=sleep
+                endpoints[job.label], settings.sampling, cache, semaphore=llm_slots, transport=transport, meter=meter, sleep=sleep
             )
         search = MeteredSearch(backend, asyncio.Semaphore(settings.concurrency.search), meter) if backend is not None else None
 
         state = ProgressState(in_flight=meter.in_flight)
-        run = _Run(jobs, settings, out, clients, search, stores, state, progress)
+        run = _Run(jobs, settings, out, clients, search, stores, state, progress, cache)
         pending: collections.deque[tuple[EvalJob, QuestionRecord, int]] = collections.deque()
         n_trials = settings.budgets.trials
         delta = settings.budgets.delta_days
@@ -685,8 +693,8 @@ async def evaluate_async(
             store.close()
         if backend is not None:
             await backend.aclose()
-        if owned_http and http is not None:
-            await http.aclose()
+        if owned_transport and transport is not None:
+            await transport.aclose()
         if cache is not None:
             cache.close()
         logging.getLogger("oracleproto").removeHandler(handler)

@@ -16,7 +16,6 @@ the call is tried again, which is what resuming a run with error rows needs.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import sqlite3
@@ -54,23 +53,30 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def call_key(channel: str, request: dict[str, Any], context: CallContext) -> str:
-    payload = {
+def call_key(channel: str, request: dict[str, Any], context: CallContext, request_text: str | None = None) -> str:
+    """sha256 of where the call happens plus the canonical request.
+
+    ``request_text`` is ``canonical_json(request)`` when the caller already has it (the
+    model client serialises each body once, for the key and for the wire).
+    """
+    where = {
         "channel": channel,
-        "request": request,
         "model": context.model,
         "q_id": context.q_id,
         "trial": context.trial,
         "step": context.step,
         "seq": context.seq,
     }
-    return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+    digest = hashlib.sha256(canonical_json(where).encode())
+    digest.update(b"\n")
+    digest.update((request_text if request_text is not None else canonical_json(request)).encode())
+    return digest.hexdigest()
 
 
 class CallCache:
     """A SQLite-backed (WAL) store of call responses keyed by :func:`call_key`."""
 
-    def __init__(self, path: str | Path | None, mode: CacheMode = "record") -> None:
+    def __init__(self, path: str | Path | None, mode: CacheMode = "record", *, deferred: bool = False) -> None:
         if mode not in CACHE_MODES:
             raise ValueError(f"cache mode must be one of {CACHE_MODES}, got {mode!r}")
         if mode != "off" and path is None:
@@ -89,21 +95,43 @@ class CallCache:
                 "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, channel TEXT NOT NULL, "
                 "context TEXT NOT NULL, response TEXT NOT NULL)"
             )
-        self._lock = asyncio.Lock()
+        # deferred: stores wait for flush() and go in one transaction (the evaluator flushes
+        # before committing each trial); otherwise every store is written at once
+        self._deferred = deferred
+        self._pending: dict[str, tuple[str, str, str, str]] = {}
 
     def lookup(self, key: str) -> dict[str, Any] | None:
         if self._conn is None:
             return None
+        pending = self._pending.get(key)
+        if pending is not None:
+            return json.loads(pending[3])
         row = self._conn.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
     def store(self, key: str, channel: str, context: CallContext, response: dict[str, Any]) -> None:
+        """Write a response, or queue it when deferred (:meth:`flush` writes the queue).
+
+        A deferred cache's user flushes before committing anything that depends on the
+        calls (a finished trial), so a killed run never keeps a trial whose calls were not
+        recorded.
+        """
         if self._conn is None:
             return
-        self._conn.execute(
-            "INSERT OR REPLACE INTO calls (key, channel, context, response) VALUES (?, ?, ?, ?)",
-            (key, channel, context.describe(), canonical_json(response)),
-        )
+        # stored values need not be canonical (only keys do): plain, fast serialisation
+        self._pending[key] = (key, channel, context.describe(), json.dumps(response, separators=(",", ":")))
+        if not self._deferred:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._conn is None or not self._pending:
+            return
+        with self._conn:
+            self._conn.execute("BEGIN")
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO calls (key, channel, context, response) VALUES (?, ?, ?, ?)", self._pending.values()
+            )
+        self._pending.clear()
 
     async def call(
         self,
@@ -111,6 +139,7 @@ class CallCache:
         request: dict[str, Any],
         context: CallContext,
         send: Callable[[], Awaitable[dict[str, Any]]],
+        request_text: str | None = None,
     ) -> dict[str, Any]:
         """Return the response for ``request``: cached, or from ``send()`` (then stored).
 
@@ -120,7 +149,7 @@ class CallCache:
         """
         if self.mode == "off":
             return await send()
-        key = call_key(channel, request, context)
+        key = call_key(channel, request, context, request_text)
         cached = self.lookup(key)
         if cached is not None and ERROR_ENTRY not in cached:
             return cached
@@ -134,14 +163,13 @@ class CallCache:
         except CallError as exc:
             if exc.kind != AUTH:
                 entry = {ERROR_ENTRY: {"kind": exc.kind, "message": exc.message, "status": exc.status}}
-                async with self._lock:
-                    self.store(key, channel, context, entry)
+                self.store(key, channel, context, entry)
             raise
-        async with self._lock:
-            self.store(key, channel, context, response)
+        self.store(key, channel, context, response)
         return response
 
     def close(self) -> None:
         if self._conn is not None:
+            self.flush()
             self._conn.close()
             self._conn = None

@@ -3,7 +3,6 @@ import json
 import threading
 import time
 
-import httpx
 import pytest
 
 from oracleproto.agent.errors import AuthError, CallError, RetryPolicy
@@ -14,6 +13,7 @@ from oracleproto.agent.llm import (
     build_chat_request,
     canonical_assistant_message,
     check_response_body,
+    make_transport,
 )
 from oracleproto.agent.react import WEB_SEARCH_TOOL
 from oracleproto.agent.replay import CallCache, CallContext, ReplayMissError
@@ -43,6 +43,7 @@ async def complete(server, cache=None, spec=SPEC, tools=(WEB_SEARCH_TOOL,), key=
     try:
         return await client.complete(spec, MESSAGES, list(tools), CTX)
     finally:
+        cache.flush()
         await client.aclose()
 
 
@@ -149,13 +150,49 @@ def faults_then_ok(*faults):
 
 def test_retries_transient_failures_with_table_20_waits():
     waits = []
-    plan = faults_then_ok(status_fault(503), status_fault(429, retry_after="3"), Fault("malformed"), Fault("drop"))
+    plan = faults_then_ok(status_fault(503), status_fault(429, retry_after="3"), Fault("malformed"))
     with OpenAIServer(SearchThenAnswer(searches=0), fault_plan=plan) as server:
         result = run(complete(server, waits=waits))
     assert "\\boxed{Yes}" in result.message["content"]
-    # 5xx -> 5, 429 with Retry-After -> 3, malformed JSON (network) -> 15, dropped connection (network) -> 30
-    assert waits == [5, 3.0, 15, 30]
-    assert len(server.requests) == 5
+    # 5xx -> 5, 429 with Retry-After -> 3, malformed JSON (network) -> 15
+    assert waits == [5, 3.0, 15]
+    assert len(server.requests) == 4
+
+
+def test_dropped_fresh_connection_is_a_network_retry():
+    waits = []
+    with OpenAIServer(SearchThenAnswer(searches=0), fault_plan=faults_then_ok(Fault("drop"))) as server:
+        result = run(complete(server, waits=waits))
+    assert waits == [2] and result.message["content"] and len(server.requests) == 2
+
+
+def test_reused_connection_closed_by_the_server_is_retried_transparently():
+    async def two_calls(server):
+        client = ChatClient(Endpoint(server.base_url, KEY), Sampling(), CallCache(None, "off"), semaphore=asyncio.Semaphore(1))
+        try:
+            first = await client.complete(SPEC, MESSAGES, [], CTX)
+            second = await client.complete(SPEC, MESSAGES, [], CallContext("m", "q2", 1, 1))
+            return first, second
+        finally:
+            await client.aclose()
+
+    plan = lambda body, seen: Fault("drop") if seen == 1 else None  # noqa: E731 (the same body, second time)
+    with OpenAIServer(SearchThenAnswer(searches=0), fault_plan=plan) as server:
+        first, second = run(two_calls(server))
+    assert first.message == second.message and len(server.requests) == 3
+
+
+def test_lean_transport_reads_chunked_and_close_delimited_bodies():
+    from oracleproto.agent.llm import parse_http_response
+
+    chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nWiki\r\n5;x=1\r\npedia\r\n0\r\n\r\n"
+    assert parse_http_response(chunked, False, "POST") == (200, [(b"Transfer-Encoding", b"chunked")], b"Wikipedia", True)
+    assert parse_http_response(chunked[:-2], False, "POST") is None
+    closing = b"HTTP/1.0 200 OK\r\nX: y\r\n\r\nbody"
+    assert parse_http_response(closing, False, "POST") is None
+    assert parse_http_response(closing, True, "POST") == (200, [(b"X", b"y")], b"body", False)
+    with pytest.raises(ValueError, match="of 10 body bytes"):
+        parse_http_response(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", True, "POST")
 
 
 def test_timeout_is_a_network_error():
@@ -271,13 +308,15 @@ def test_semaphore_caps_concurrency():
             in_flight["now"] -= 1
         return content_reply("\\boxed{Yes}", body)
 
-    async def many(server):
-        async with httpx.AsyncClient() as http:
-            client = ChatClient(Endpoint(server.base_url, KEY), Sampling(), CallCache(None, "off"),
-                                semaphore=asyncio.Semaphore(3), http=http)
-            contexts = [CallContext("m", f"q{i}", 1, 1) for i in range(9)]
-            await asyncio.gather(*(client.complete(SPEC, MESSAGES, [], c) for c in contexts))
+    async def many(server, transport):
+        client = ChatClient(Endpoint(server.base_url, KEY), Sampling(), CallCache(None, "off"),
+                            semaphore=asyncio.Semaphore(3), transport=transport)
+        contexts = [CallContext("m", f"q{i}", 1, 1) for i in range(9)]
+        await asyncio.gather(*(client.complete(SPEC, MESSAGES, [], c) for c in contexts))
+        await transport.aclose()
 
-    with OpenAIServer(slow_brain) as server:
-        run(many(server))
-    assert in_flight["max"] == 3
+    for kind in ("lean", "httpx"):  # both transports behave the same
+        in_flight["max"] = 0
+        with OpenAIServer(slow_brain) as server:
+            run(many(server, make_transport(kind)))
+        assert in_flight["max"] == 3

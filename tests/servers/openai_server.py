@@ -36,8 +36,15 @@ BOXED_EXAMPLE = re.compile(r"\\boxed\{([^}]*)\}")
 # Reply builders
 
 
+def request_digest(body: dict[str, Any], extra: str = "") -> str:
+    """A cheap deterministic fingerprint of a request (for ids): first prompt, turn count, extra."""
+    messages = body.get("messages", [])
+    first = messages[0].get("content") or "" if messages else ""
+    return hashlib.sha256(f"{len(messages)}|{first}|{extra}".encode()).hexdigest()
+
+
 def completion(message: dict[str, Any], finish_reason: str, body: dict[str, Any], cost: float | None = None) -> dict:
-    prompt_chars = len(json.dumps(body.get("messages", [])))
+    prompt_chars = sum(len(m.get("content") or "") for m in body.get("messages", []))
     usage: dict[str, Any] = {
         "prompt_tokens": prompt_chars // 4,
         "completion_tokens": 12,
@@ -46,9 +53,8 @@ def completion(message: dict[str, Any], finish_reason: str, body: dict[str, Any]
     }
     if cost is not None:
         usage["cost"] = cost
-    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
     return {
-        "id": f"chatcmpl-{digest[:16]}",
+        "id": f"chatcmpl-{request_digest(body)[:16]}",
         "object": "chat.completion",
         "created": 1700000000,
         "model": body.get("model"),
@@ -63,8 +69,7 @@ def content_reply(text: str, body: dict[str, Any], cost: float | None = None) ->
 
 
 def tool_call_reply(name: str, arguments: str, body: dict[str, Any], call_id: str | None = None, content=None) -> dict:
-    digest = hashlib.sha256((json.dumps(body, sort_keys=True) + arguments).encode()).hexdigest()
-    call = {"id": call_id or f"call_{digest[:12]}", "type": "function", "function": {"name": name, "arguments": arguments}}
+    call = {"id": call_id or f"call_{request_digest(body, arguments)[:12]}", "type": "function", "function": {"name": name, "arguments": arguments}}
     return completion({"role": "assistant", "content": content, "tool_calls": [call]}, "tool_calls", body)
 
 
@@ -159,6 +164,7 @@ class ServerState:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else the body waits for the client's delayed ACK (~40 ms)
     state: ServerState  # set on the subclass made per server
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
@@ -176,6 +182,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
+        arrived = time.perf_counter()
         try:
             body = json.loads(raw)
         except json.JSONDecodeError:
@@ -191,16 +198,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, b'{"error": {"message": "not found"}}')
             return
         fault = state.fault_plan(body, seen) if state.fault_plan else None
-        if state.latency_s:
-            time.sleep(state.latency_s)
         try:
             if fault is not None:
+                time.sleep(state.latency_s)
                 with state.lock:
                     state.faults_served.append(fault.kind if fault.kind != "status" else str(fault.status))
                 self._serve_fault(fault)
                 return
-            reply = state.brain(body)
-            self._send(200, json.dumps(reply).encode())
+            reply = json.dumps(state.brain(body)).encode()
+            # the reply leaves `latency_s` after the request arrived, whatever the brain cost
+            time.sleep(max(0.0, state.latency_s - (time.perf_counter() - arrived)))
+            self._send(200, reply)
         except (BrokenPipeError, ConnectionResetError):
             pass
 
