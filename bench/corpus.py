@@ -74,12 +74,23 @@ CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from oracleproto.build import build
-params = json.loads(sys.argv[3])
-result = build("parquet:" + sys.argv[1], params, Path(sys.argv[2]))
+from oracleproto import build as b
+params, out = json.loads(sys.argv[3]), Path(sys.argv[2])
+stages = {}
+t = time.perf_counter()
+import pyarrow as pa
+b.ingest("parquet:" + sys.argv[1], params["ingest"], out)
+pa.default_memory_pool().release_unused()
+stages["ingest"], t = time.perf_counter() - t, time.perf_counter()
+report = b.run_audit(out, b.audit_params(params), out)
+pa.default_memory_pool().release_unused()
+stages["audit"], t = time.perf_counter() - t, time.perf_counter()
+b.run_admit(out / b.QUESTIONS, params["admit"], out)
+stages["admit"] = time.perf_counter() - t
+result = {"audit": report, "stages": stages}
 wall = time.perf_counter() - t0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"wall_s": wall, "peak_rss_mib": rss, "audit": result["audit"]}))
+print(json.dumps({"wall_s": wall, "peak_rss_mib": rss, **result}))
 """
 
 
@@ -102,6 +113,7 @@ def main() -> None:
         audit = result["audit"]
         print(f"rows: {args.rows:,} (generated in {gen_s:.1f} s, source {src.stat().st_size / 2**20:.0f} MiB)")
         print(f"ingest → audit → admit ({len(CUTOFFS)} cutoffs): wall {result['wall_s']:.2f} s, peak RSS {result['peak_rss_mib']:.0f} MiB")
+        print("stages: " + ", ".join(f"{k} {v:.2f} s" for k, v in result["stages"].items()) + " (the rest is imports)")
         print(f"questions {audit['rows_out']:,}, quarantined {audit['rows_quarantined']:,}, collapsed {audit['duplicates_collapsed']:,}")
         print("by_rule:", json.dumps(audit["by_rule"], sort_keys=True))
 

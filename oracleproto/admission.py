@@ -79,52 +79,68 @@ def admitted_mask(end_time: pa.Array | pa.ChunkedArray, cutoff: dt.date, delta_d
     return kappa <= days.astype(np.int64) - delta_days
 
 
+def _sorted_chronologically(questions: pa.Table) -> bool:
+    if questions.num_rows < 2:
+        return True
+    days = pc.cast(questions.column("end_time"), pa.int32()).to_numpy(zero_copy_only=False).astype(np.int64)
+    step = np.diff(days)
+    if (step < 0).any():
+        return False
+    ties = np.flatnonzero(step == 0)
+    if len(ties) == 0:
+        return True
+    ids = questions.column("id")
+    return bool(pc.all(pc.less(ids.take(pa.array(ties)), ids.take(pa.array(ties + 1)))).as_py())
+
+
 def chronological_split(questions: pa.Table, test_fraction: float) -> tuple[pa.Table, pa.Table]:
     """Sort by (end_time, id); the newest round(n·f) rows are the test split."""
-    ordered = questions.sort_by([("end_time", "ascending"), ("id", "ascending")])
+    ordered = questions if _sorted_chronologically(questions) else questions.sort_by([("end_time", "ascending"), ("id", "ascending")])
     n = ordered.num_rows
     n_test = int(np.floor(n * test_fraction + 0.5))
     return ordered.slice(0, n - n_test), ordered.slice(n - n_test)
 
 
-@dataclass
-class Admission:
-    splits: dict[str, tuple[pa.Table, pa.Table]]  # split name → (train, test)
-    summary: dict[str, dict]
-
-
-def admit(questions: pa.Table, config: AdmissionConfig) -> Admission:
-    splits: dict[str, tuple[pa.Table, pa.Table]] = {}
+def split_sets(questions: pa.Table, config: AdmissionConfig) -> Iterator[tuple[str, pa.Table, pa.Table]]:
+    """(split name, train, test) per distinct cutoff, one at a time (each is a copy of
+    up to the whole table, so they are not held together)."""
     for cutoff in config.cutoffs:
         mask = admitted_mask(questions.column("end_time"), cutoff, config.delta_days)
-        splits[split_name(cutoff)] = chronological_split(questions.filter(pa.array(mask)), config.test_fraction)
-    summary = {}
-    for model, cutoff in sorted(config.models.items()):
-        train, test = splits[split_name(cutoff)]
-        admitted = train.num_rows + test.num_rows
-        summary[model] = {
+        train, test = chronological_split(questions.filter(pa.array(mask)), config.test_fraction)
+        yield split_name(cutoff), train, test
+
+
+def summary(questions: pa.Table, config: AdmissionConfig) -> dict[str, dict]:
+    """{model: {cutoff, split, admitted, excluded_by_cutoff}}."""
+    admitted_by_cutoff = {
+        cutoff: int(admitted_mask(questions.column("end_time"), cutoff, config.delta_days).sum()) for cutoff in config.cutoffs
+    }
+    return {
+        model: {
             "cutoff": cutoff.isoformat(),
             "split": split_name(cutoff),
-            "admitted": admitted,
-            "excluded_by_cutoff": questions.num_rows - admitted,
+            "admitted": admitted_by_cutoff[cutoff],
+            "excluded_by_cutoff": questions.num_rows - admitted_by_cutoff[cutoff],
         }
-    return Admission(splits=splits, summary=summary)
+        for model, cutoff in sorted(config.models.items())
+    }
 
 
 def admission_log(questions: pa.Table, config: AdmissionConfig) -> Iterator[pa.Table]:
     """One block per model (models sorted), rows sorted by q_id: the full (model, q) log."""
-    ordered = questions.sort_by([("id", "ascending")])
+    ordered = questions.select(["id", "end_time"]).sort_by([("id", "ascending")])
     ids = ordered.column("id")
     n = ordered.num_rows
     for model, cutoff in sorted(config.models.items()):
         mask = admitted_mask(ordered.column("end_time"), cutoff, config.delta_days)
+        admitted = pa.array(mask)
         yield pa.table(
             {
-                "model": pa.array(np.full(n, model, dtype=object), pa.string()),
-                "cutoff": pa.array(np.full(n, cutoff), pa.date32()),
+                "model": pa.repeat(pa.scalar(model, pa.string()), n),
+                "cutoff": pa.repeat(pa.scalar(cutoff, pa.date32()), n),
                 "q_id": ids,
-                "admitted": pa.array(mask),
-                "reason": pa.array(np.where(mask, ADMITTED, CUTOFF_TOO_LATE).astype(object), pa.string()),
+                "admitted": admitted,
+                "reason": pc.if_else(admitted, ADMITTED, CUTOFF_TOO_LATE),
             },
             schema=ADMISSION_LOG_SCHEMA,
         )

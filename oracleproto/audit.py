@@ -69,7 +69,22 @@ def _blank(values: pa.Array) -> np.ndarray:
 
 
 def _collapse_ws(values: pa.Array) -> pa.Array:
-    return pc.utf8_trim_whitespace(pc.replace_substring_regex(values, _WS, " "))
+    """Trim, and fold inner runs of whitespace to one space (the regex runs only on the
+    few values that need it)."""
+    values = pc.utf8_trim_whitespace(values)
+    needs = pc.fill_null(pc.match_substring_regex(values, r"\s\s|[\t\n\r\f\v]"), False)
+    if not pc.any(needs).as_py():
+        return values
+    fixed = pc.replace_substring_regex(pc.filter(values, needs), _WS, " ")
+    return pc.replace_with_mask(values, needs, fixed)
+
+
+def _group_sizes(keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(group code per row, size of each row's group) by hashing ``keys`` once."""
+    encoded = pc.dictionary_encode(keys)
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    sizes = np.bincount(codes, minlength=len(encoded.dictionary))
+    return codes, sizes[codes]
 
 
 def _phrase_pattern(phrases: Sequence[str]) -> str | None:
@@ -119,17 +134,31 @@ def letters_out_of_range(answer: pa.Array, options: pa.Array) -> np.ndarray:
     return bad
 
 
-def _canonical_answer(indices: pa.ListArray) -> pa.Array:
-    """Distinct indices in option order joined "A, C" (rows with bad indices give junk,
-    but those rows are quarantined before this value is used)."""
+def _rows_with_repeated_labels(folded: pa.Array, parents: np.ndarray, n: int) -> np.ndarray:
+    """Rows whose (folded) labels repeat: (row, label code) keys sorted, equal neighbours.
+    Label codes come from one hash pass over this chunk's labels only, which stays fast
+    where a hash table of every label of a million-row corpus would not."""
+    repeated = np.zeros(n, dtype=bool)
+    if len(folded) < 2:
+        return repeated
+    codes = pc.dictionary_encode(folded).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    keys = np.sort(parents.astype(np.int64) * (int(codes.max()) + 1) + codes)
+    same = np.flatnonzero(keys[1:] == keys[:-1])
+    repeated[keys[same] // (int(codes.max()) + 1)] = True
+    return repeated
+
+
+def _canonical_answer(indices: pa.ListArray) -> tuple[pa.Array, np.ndarray]:
+    """Distinct indices in option order joined "A, C", and the number of distinct letters
+    (rows with bad indices give junk, but those rows are quarantined before it is used)."""
     n = len(indices)
-    flat = indices.values.to_numpy()
-    parents = pc.list_parent_indices(indices).to_numpy()
-    order = np.lexsort((flat, parents))
-    flat, parents = flat[order], parents[order]
-    first = np.ones(len(flat), dtype=bool)
-    first[1:] = (flat[1:] != flat[:-1]) | (parents[1:] != parents[:-1])
-    flat, parents = flat[first], parents[first]
+    flat = np.clip(indices.values.to_numpy(), -1, 254).astype(np.int64) + 1
+    parents = pc.list_parent_indices(indices).to_numpy().astype(np.int64)
+    keys = np.sort(parents * 256 + flat)  # row-major, then option order
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    keys = keys[first]
+    parents, flat = keys // 256, keys % 256 - 1
     chars = np.clip(flat + ord("A"), 0, 255).astype(np.uint8).view("S1").astype("U1")
     counts = np.bincount(parents, minlength=n)
     offsets = np.zeros(n + 1, dtype=np.int32)
@@ -138,25 +167,122 @@ def _canonical_answer(indices: pa.ListArray) -> pa.Array:
     return pc.binary_join(lists, ", "), counts
 
 
-def audit(raw: pa.Table, config: AuditConfig) -> AuditResult:
-    """Run every rule over ``raw`` (the raw-row columns; ``original`` is not needed)."""
+def _repeated_list(labels: Sequence[str], n: int) -> pa.ListArray:
+    """``n`` copies of one list of labels, built without Python per-row work."""
+    k = len(labels)
+    return pa.ListArray.from_arrays(pa.array(np.arange(0, k * n + 1, k, dtype=np.int32)), pa.array(np.tile(np.array(labels), n)))
+
+
+def _quarantine_rows(raw: pa.Table, positions: np.ndarray, rules: list[str], messages: list[str]) -> pa.Table:
+    """Quarantine records for raw rows at ``positions``: the rule, a message that names the
+    field, and the row's fields as the source gave them."""
+    taken = raw.take(pa.array(positions, pa.int64()))
+    return pa.table(
+        {
+            "source_row": taken.column("source_row"),
+            "id": taken.column("id"),
+            "rule": pa.array(rules, pa.string()),
+            "message": pa.array([f"{RULES[rule][0]}: {message}" for rule, message in zip(rules, messages)], pa.string()),
+            "event": taken.column("event"),
+            "options": taken.column("options"),
+            "answer": taken.column("answer"),
+            "end_time": taken.column("end_time"),
+        }
+    )
+
+
+AUDIT_CHUNK_ROWS = 200_000
+
+
+def audit(raw: pa.Table, config: AuditConfig, chunk_rows: int = AUDIT_CHUNK_ROWS) -> AuditResult:
+    """Run every rule over ``raw`` (the raw-row columns; ``original`` is not needed).
+
+    Row-local rules run chunk by chunk (bounded memory); the duplicate rules then run over
+    the rows that passed."""
+    n = raw.num_rows
+    passed_parts, quarantine_parts = [], []
+    for start in range(0, max(n, 1), chunk_rows):
+        chunk = raw.slice(start, chunk_rows)
+        passed, rejected = _check_chunk(chunk, config)
+        passed_parts.append(passed)
+        quarantine_parts.append(rejected)
+    candidates = pa.concat_tables(passed_parts)
+    dedup_reason: dict[int, tuple[str, str]] = {}
+    collapsed = _deduplicate(candidates, dedup_reason)
+    dropped = collapsed.copy()
+    dropped[list(dedup_reason)] = True
+    questions = candidates.filter(pa.array(~dropped)).drop(["source_row"])
+    if dedup_reason:
+        rows = sorted(dedup_reason)
+        positions = _np(candidates.column("source_row").take(pa.array(rows)))
+        quarantine_parts.append(
+            _quarantine_rows(raw, _raw_positions(raw, positions), [dedup_reason[r][0] for r in rows], [dedup_reason[r][1] for r in rows])
+        )
+    quarantine = pa.concat_tables(quarantine_parts).combine_chunks() if quarantine_parts else pa.table({})
+    n_collapsed = int(collapsed.sum())
+    rejected_rules = quarantine.column("rule").to_pylist()
+    by_rule: dict[str, int] = {}
+    for rule in rejected_rules:
+        by_rule[rule] = by_rule.get(rule, 0) + 1
+    report = {
+        "rows_in": n,
+        "rows_out": questions.num_rows,
+        "rows_quarantined": quarantine.num_rows,
+        "duplicates_collapsed": n_collapsed,
+        "by_rule": dict(sorted(by_rule.items())),
+        "counts_by_type": counts_by_type(questions),
+    }
+    assert report["rows_in"] == report["rows_out"] + report["rows_quarantined"] + n_collapsed, report
+    return AuditResult(questions=questions, quarantine=quarantine, report=report)
+
+
+def _raw_positions(raw: pa.Table, source_rows: np.ndarray) -> np.ndarray:
+    """Positions in ``raw`` of the given source rows (raw is in source order; fall back to
+    a lookup when it is not)."""
+    all_rows = _np(raw.column("source_row"))
+    if len(all_rows) and (np.diff(all_rows) == 1).all():
+        return source_rows - all_rows[0]
+    index = {int(r): i for i, r in enumerate(all_rows)}
+    return np.array([index[int(r)] for r in source_rows], dtype=np.int64)
+
+
+def _check_chunk(raw: pa.Table, config: AuditConfig) -> tuple[pa.Table, pa.Table]:
+    """Row-local rules over one chunk: (normalised rows that passed, quarantine rows)."""
     raw = raw.combine_chunks()
     n = raw.num_rows
-    col = lambda name: raw.column(name).chunk(0) if raw.column(name).num_chunks else pa.array([], raw.schema.field(name).type)  # noqa: E731
-    reason = np.full(n, "", dtype=object)
-    detail = np.full(n, "", dtype=object)
 
-    def flag(rule: str, mask: np.ndarray, message: np.ndarray | str | None = None) -> None:
-        fresh = mask & (reason == "")
-        reason[fresh] = rule
-        detail[fresh] = RULES[rule][1] if message is None else (message[fresh] if isinstance(message, np.ndarray) else message)
+    def col(name: str) -> pa.Array:
+        column = raw.column(name)
+        array = column.chunk(0) if column.num_chunks else pa.array([], raw.schema.field(name).type)
+        # A slice keeps its parent's offsets; list arithmetic below wants them from zero.
+        return pa.concat_arrays([array]) if array.offset else array
 
-    level = _np(col("level"))
+    rule_names = list(RULES)
+    reason = np.zeros(n, dtype=np.int16)  # 0 = passed, else 1 + index into rule_names
+    details: dict[int, str] = {}
+
+    def flag(rule: str, mask: np.ndarray, message=None) -> None:
+        """First failing rule wins; ``message`` is a text, per-row texts, or a function of
+        the flagged row numbers (so messages are only built for rejected rows)."""
+        rows = np.flatnonzero(mask & (reason == 0))
+        if len(rows) == 0:
+            return
+        reason[rows] = rule_names.index(rule) + 1
+        if callable(message):
+            details.update(zip(rows.tolist(), message(rows)))
+        elif isinstance(message, np.ndarray):
+            details.update(zip(rows.tolist(), message[rows].tolist()))
+        elif message is not None:
+            details.update(dict.fromkeys(rows.tolist(), message))
+
     if config.levels is not None:
-        level_ok = np.isin(level, np.asarray(list(config.levels), dtype=float)) | np.isnan(level.astype(float))
-        flag("level_excluded", ~level_ok, np.array([f"level {lv} is not among the selected levels {list(config.levels)}" for lv in level], dtype=object) if (~level_ok).any() else None)
+        level = col("level")
+        selected = pa.array(list(config.levels), pa.int64())
+        level_ok = _np(pc.or_kleene(pc.is_null(level), pc.is_in(level, value_set=selected)))
+        levels = _np(pc.fill_null(level, -1))
+        flag("level_excluded", ~level_ok, lambda rows: [f"level {levels[r]} is not among the selected levels {list(config.levels)}" for r in rows])
     parse_error = col("parse_error")
-    flag("unparseable", _np(parse_error.is_valid()), _np(pc.fill_null(parse_error, "")))
+    flag("unparseable", _np(parse_error.is_valid()), lambda rows: parse_error.take(pa.array(rows)).to_pylist())
 
     ids = pc.utf8_trim_whitespace(col("id"))
     flag("missing_id", _blank(col("id")))
@@ -175,11 +301,7 @@ def audit(raw: pa.Table, config: AuditConfig) -> AuditResult:
     blank_row[opt_parents[_blank(opt_flat)]] = True
     flag("blank_option", blank_row)
     folded = pc.utf8_lower(labels)
-    pairs = pa.table({"row": opt_parents, "label": folded})
-    distinct = pairs.group_by(["row", "label"]).aggregate([]).group_by("row").aggregate([("label", "count")])
-    n_distinct = np.zeros(n, dtype=np.int64)
-    n_distinct[_np(distinct.column("row"))] = _np(distinct.column("label_count"))
-    flag("duplicate_options", (n_distinct != n_options) & (n_options >= 2))
+    flag("duplicate_options", _rows_with_repeated_labels(folded, opt_parents, n))
 
     answer_in = col("answer")
     flag("empty_answer", _blank(answer_in))
@@ -194,20 +316,27 @@ def audit(raw: pa.Table, config: AuditConfig) -> AuditResult:
 
     # Question type: Yes/No options (any case) are yes_no; 2 named → binary_named; ≥3 → MC.
     options_norm = pa.ListArray.from_arrays(options_in.offsets, labels) if len(options_in) else options_in
-    first = pc.utf8_lower(pc.list_element(pc.if_else(pc.greater_equal(pc.list_value_length(options_in), 1), options_norm, pa.scalar(["?"], pa.list_(pa.string()))), 0))
-    second = pc.utf8_lower(pc.list_element(pc.if_else(pc.greater_equal(pc.list_value_length(options_in), 2), options_norm, pa.scalar(["?", "?"], pa.list_(pa.string()))), 1))
-    is_yes_no = (n_options == 2) & _np(pc.fill_null(pc.and_(pc.equal(first, "yes"), pc.equal(second, "no")), False))
-    inferred = np.where(is_yes_no, "yes_no", np.where(n_options == 2, "binary_named", "multiple_choice"))
-    given_type = _np(col("question_type")).astype(object)
-    type_known = np.isin(given_type, list(QUESTION_TYPES)) | (given_type == None)  # noqa: E711
-    type_fits = (given_type == None) | (given_type == inferred)  # noqa: E711
-    flag("question_type_mismatch", ~(type_known & type_fits),
-         np.array([f"question_type {g!r} does not fit {k} option(s) ({'Yes/No' if yn else 'named'}); expected {i!r}" for g, k, yn, i in zip(given_type, n_options, is_yes_no, inferred)], dtype=object))
-    derived_choice = np.where(n_letters == 1, "single", "multi")
-    given_choice = _np(col("choice_type")).astype(object)
-    choice_fits = (given_choice == None) | (given_choice == derived_choice)  # noqa: E711
-    flag("choice_type_mismatch", ~choice_fits,
-         np.array([f"choice_type {g!r} but the answer has {c} letter(s)" for g, c in zip(given_choice, n_letters)], dtype=object))
+    two = n_options == 2
+    label_starts = options_in.offsets.to_numpy()[:-1]
+    folded_np = folded.to_numpy(zero_copy_only=False) if len(folded) else np.zeros(0, dtype=object)
+    is_yes_no = np.zeros(n, dtype=bool)
+    pair_rows = np.flatnonzero(two)
+    is_yes_no[pair_rows] = (folded_np[label_starts[pair_rows]] == "yes") & (folded_np[label_starts[pair_rows] + 1] == "no")
+    type_code = np.where(is_yes_no, 0, np.where(two, 1, 2))
+    inferred = pa.array(list(QUESTION_TYPES)).take(pa.array(type_code))
+    given_type = col("question_type")
+    type_ok = _np(pc.or_kleene(pc.is_null(given_type), pc.equal(given_type, inferred)))
+    flag("question_type_mismatch", ~type_ok, lambda rows: [
+        f"question_type {g!r} does not fit {n_options[r]} option(s); expected {QUESTION_TYPES[type_code[r]]!r}"
+        for r, g in zip(rows, given_type.take(pa.array(rows)).to_pylist())
+    ])
+    derived_choice = pa.array(["single", "multi"]).take(pa.array((n_letters != 1).astype(np.int8)))
+    given_choice = col("choice_type")
+    choice_ok = _np(pc.or_kleene(pc.is_null(given_choice), pc.equal(given_choice, derived_choice)))
+    flag("choice_type_mismatch", ~choice_ok, lambda rows: [
+        f"choice_type {g!r} but the answer has {n_letters[r]} letter(s)"
+        for r, g in zip(rows, given_choice.take(pa.array(rows)).to_pylist())
+    ])
 
     pattern = _phrase_pattern(config.post_resolution_phrases)
     if pattern:
@@ -221,52 +350,24 @@ def audit(raw: pa.Table, config: AuditConfig) -> AuditResult:
         encoded[opt_parents[hit]] = True
         flag("option_encodes_outcome", encoded)
 
-    canonical_labels = pc.if_else(
-        pa.array(is_yes_no), pa.array([["Yes", "No"]] * n, pa.list_(pa.string())) if n else options_norm, options_norm
-    )
+    canonical_labels = pc.if_else(pa.array(is_yes_no), _repeated_list(["Yes", "No"], n), options_norm) if n else options_norm
     candidates = pa.table(
         {
             "source_row": col("source_row"),
             "id": ids,
-            "choice_type": pa.array(derived_choice, pa.string()),
-            "question_type": pa.array(inferred, pa.string()),
+            "choice_type": derived_choice,
+            "question_type": inferred,
             "event": event,
             "options": canonical_labels,
             "answer": answer,
             "end_time": end_time,
         }
     )
-    passed = reason == ""
-    collapsed_mask = _deduplicate(candidates, passed, reason, detail)
-    keep = (reason == "") & ~collapsed_mask
-    questions = candidates.filter(pa.array(keep)).drop(["source_row"])
-    rejected = np.flatnonzero(reason != "")
-    quarantine = pa.table(
-        {
-            "source_row": col("source_row").take(rejected),
-            "id": col("id").take(rejected),
-            "rule": pa.array(reason[rejected].astype(str), pa.string()),
-            "message": pa.array(
-                [f"{RULES[r][0]}: {m}" for r, m in zip(reason[rejected], detail[rejected])], pa.string()
-            ),
-            "event": col("event").take(rejected),
-            "options": options_in.take(rejected),
-            "answer": answer_in.take(rejected),
-            "end_time": col("end_time").take(rejected),
-        }
-    )
-    n_collapsed = int(collapsed_mask.sum())
-    rules, counts = np.unique(reason[rejected].astype(str), return_counts=True)
-    report = {
-        "rows_in": n,
-        "rows_out": questions.num_rows,
-        "rows_quarantined": len(rejected),
-        "duplicates_collapsed": n_collapsed,
-        "by_rule": {str(r): int(c) for r, c in zip(rules, counts)},
-        "counts_by_type": counts_by_type(questions),
-    }
-    assert report["rows_in"] == report["rows_out"] + report["rows_quarantined"] + n_collapsed, report
-    return AuditResult(questions=questions, quarantine=quarantine, report=report)
+    passed = reason == 0
+    rejected = np.flatnonzero(~passed)
+    rules = [rule_names[code - 1] for code in reason[rejected]]
+    messages = [details.get(row, RULES[rule][1]) for row, rule in zip(rejected.tolist(), rules)]
+    return candidates.filter(pa.array(passed)), _quarantine_rows(raw, rejected, rules, messages)
 
 
 def counts_by_type(questions: pa.Table) -> dict[str, int]:
@@ -279,22 +380,20 @@ def counts_by_type(questions: pa.Table) -> dict[str, int]:
     }
 
 
-def _deduplicate(candidates: pa.Table, passed: np.ndarray, reason: np.ndarray, detail: np.ndarray) -> np.ndarray:
-    """Apply the duplicate rules in place on ``reason``/``detail``; return the collapsed mask.
+def _deduplicate(candidates: pa.Table, rejected: dict[int, tuple[str, str]]) -> np.ndarray:
+    """Apply the duplicate rules; record rejections in ``rejected`` (row → (rule,
+    message)) and return the collapsed mask.
 
     By id: exact copies (all seven fields equal) collapse onto the first row; any
     difference quarantines every row of that id. By content (normalised event + options):
     the smallest id is kept, the others quarantined naming it."""
     collapsed = np.zeros(candidates.num_rows, dtype=bool)
-    live = np.flatnonzero(passed)
-    if len(live) == 0:
+    if candidates.num_rows == 0:
         return collapsed
-    sub = candidates.take(pa.array(live))
-    counts = sub.group_by("id").aggregate([("id", "count")])
-    dup_ids = counts.filter(pc.greater(counts.column("id_count"), 1)).column("id")
-    if len(dup_ids):
-        in_dup = _np(pc.is_in(sub.column("id"), value_set=dup_ids.combine_chunks()))
-        rows = live[in_dup]
+    _, id_group_size = _group_sizes(candidates.column("id").combine_chunks())  # ids are short
+    in_dup = id_group_size > 1
+    if in_dup.any():
+        rows = np.flatnonzero(in_dup)
         records: dict[str, list[tuple[int, tuple]]] = {}
         for row, rec in zip(rows, candidates.take(pa.array(rows)).drop(["source_row"]).to_pylist()):
             records.setdefault(rec["id"], []).append((row, tuple(json.dumps(rec[k], default=str) for k in sorted(rec))))
@@ -303,29 +402,35 @@ def _deduplicate(candidates: pa.Table, passed: np.ndarray, reason: np.ndarray, d
                 collapsed[[row for row, _ in group[1:]]] = True
             else:
                 for row, _ in group:
-                    reason[row] = "conflicting_duplicate_id"
-                    detail[row] = f"{len(group)} rows share id {qid!r} with different fields"
-    live = np.flatnonzero((reason == "") & ~collapsed)
-    if len(live) == 0:
+                    rejected[int(row)] = ("conflicting_duplicate_id", f"{len(group)} rows share id {qid!r} with different fields")
+    # Content duplicates among the rows still standing. Events are compared first (cheap,
+    # nearly unique); only rows whose event repeats build the full event + options key.
+    standing = ~collapsed
+    standing[list(rejected)] = False
+    event_codes = pc.dictionary_encode(pc.utf8_lower(candidates.column("event"))).combine_chunks().indices.to_numpy(zero_copy_only=False)
+    event_sizes = np.bincount(event_codes[standing], minlength=int(event_codes.max(initial=-1)) + 1)
+    maybe = np.flatnonzero(standing & (event_sizes[event_codes] > 1))
+    if len(maybe) == 0:
         return collapsed
-    sub = candidates.take(pa.array(live))
+    subset = candidates.take(pa.array(maybe))
     key = pc.binary_join_element_wise(
-        pc.utf8_lower(sub.column("event")), pc.utf8_lower(pc.binary_join(sub.column("options").combine_chunks(), "\x1f")), "\x1e"
+        pc.utf8_lower(subset.column("event").combine_chunks()),
+        pc.utf8_lower(pc.binary_join(subset.column("options").combine_chunks(), "\x1f")),
+        "\x1e",
     )
-    keyed = pa.table({"key": key, "pos": np.arange(len(live))})
-    counts = keyed.group_by("key").aggregate([("pos", "count")])
-    dup_keys = counts.filter(pc.greater(counts.column("pos_count"), 1)).column("key")
-    if len(dup_keys):
-        in_dup = _np(pc.is_in(key, value_set=dup_keys.combine_chunks()))
+    codes = pc.dictionary_encode(key).indices.to_numpy(zero_copy_only=False)
+    sizes = np.bincount(codes, minlength=int(codes.max(initial=-1)) + 1)
+    in_dup = np.flatnonzero(sizes[codes] > 1)
+    if len(in_dup):
         groups: dict[str, list[tuple[str, int]]] = {}
-        for k, qid, row in zip(pc.filter(key, pa.array(in_dup)).to_pylist(), pc.filter(sub.column("id"), pa.array(in_dup)).to_pylist(), live[in_dup]):
+        taken = pa.array(in_dup)
+        for k, qid, row in zip(key.take(taken).to_pylist(), subset.column("id").take(taken).to_pylist(), maybe[in_dup].tolist()):
             groups.setdefault(k, []).append((qid, row))
         for group in groups.values():
             group.sort()
             kept_id = group[0][0]
             for qid, row in group[1:]:
-                reason[row] = "duplicate_content"
-                detail[row] = f"same event and options as id {kept_id!r}"
+                rejected[row] = ("duplicate_content", f"same event and options as id {kept_id!r}")
     return collapsed
 
 

@@ -11,6 +11,7 @@ so the DVC stages (``pipeline/``) and ``oracleproto build`` produce the same lay
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import shutil
 from collections.abc import Mapping
@@ -77,7 +78,7 @@ def ingest(source_uri: str, params: Mapping[str, Any], out: Path) -> dict[str, A
 
     def counted():
         nonlocal rows
-        for batch in (first, *batches):
+        for batch in itertools.chain([first], batches):
             rows += batch.num_rows
             yield batch
 
@@ -147,23 +148,24 @@ def run_admit(questions_path: Path, params: Mapping[str, Any], out: Path) -> dic
     config = adm.AdmissionConfig.from_params(params)
     questions = read_parquet(questions_path)
     base_meta = table_metadata(questions_path)
-    result = adm.admit(questions, config)
     splits_dir = out / SPLITS
     if splits_dir.exists():
         shutil.rmtree(splits_dir)  # a cutoff dropped from params must not leave a stale split behind
-    for name, (train, test) in result.splits.items():
+    for name, train, test in adm.split_sets(questions, config):
         models = sorted(m for m, c in config.models.items() if adm.split_name(c) == name)
         for split, table in (("train", train), ("test", test)):
             meta = {**base_meta, "split": split, "config": name, "models": models, "delta_days": config.delta_days, "rows": table.num_rows}
-            write_parquet(table, splits_dir / name / f"{split}.parquet", QUESTION_SCHEMA, sort_by=QUESTION_SORT, metadata=meta)
+            # Already in (end_time, id) order: admission keeps the audited order.
+            write_parquet(table, splits_dir / name / f"{split}.parquet", QUESTION_SCHEMA, metadata=meta)
     write_parquet_parts(
         adm.admission_log(questions, config),
         splits_dir / "admission_log.parquet",
         ADMISSION_LOG_SCHEMA,
         metadata={"delta_days": config.delta_days},
     )
-    write_json(result.summary, splits_dir / "summary.json")
-    return result.summary
+    summary = adm.summary(questions, config)
+    write_json(summary, splits_dir / "summary.json")
+    return summary
 
 
 def audit_params(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -173,8 +175,11 @@ def audit_params(params: Mapping[str, Any]) -> dict[str, Any]:
 
 def build(source_uri: str, params: Mapping[str, Any], out: Path) -> dict[str, Any]:
     """ingest → audit → admit under ``out``; returns the audit report and admission summary."""
+    pool = pa.default_memory_pool()
     ingest(source_uri, params.get("ingest") or {}, out)
+    pool.release_unused()  # stages run in one process here: hand freed memory back between them
     report = run_audit(out, audit_params(params), out)
+    pool.release_unused()
     summary = run_admit(out / QUESTIONS, params.get("admit") or {}, out)
     return {"audit": report, "admission": summary}
 

@@ -3,7 +3,7 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
-from oracleproto.admission import AdmissionConfig, AdmissionError, admission_log, admit, parse_cutoff
+from oracleproto.admission import AdmissionConfig, AdmissionError, admission_log, parse_cutoff, split_sets, summary
 
 D = dt.date
 
@@ -30,21 +30,21 @@ def test_admission_rule_is_cutoff_le_tau_minus_delta():
     # κ = 2024-01-10, δ = 1: τ = 01-10 gives χ = 01-09 < κ (excluded); τ = 01-11 gives χ = κ (admitted)
     questions = _questions([D(2024, 1, 10), D(2024, 1, 11), D(2024, 1, 12), D(2024, 3, 1)])
     config = AdmissionConfig.from_params({"models": {"m": "2024-01-10"}, "delta_days": 1, "test_fraction": 0.5})
-    result = admit(questions, config)
-    train, test = result.splits["cutoff-2024-01-10"]
+    ((name, train, test),) = split_sets(questions, config)
+    assert name == "cutoff-2024-01-10"
     assert train.column("id").to_pylist() == ["q1"]
     assert test.column("id").to_pylist() == ["q2", "q3"]
-    assert result.summary["m"] == {"cutoff": "2024-01-10", "split": "cutoff-2024-01-10", "admitted": 3, "excluded_by_cutoff": 1}
-    wider = admit(questions, AdmissionConfig.from_params({"models": {"m": "2024-01-10"}, "delta_days": 2}))
-    assert wider.summary["m"]["admitted"] == 2  # χ = τ − 2 must still be ≥ κ
+    assert summary(questions, config)["m"] == {"cutoff": "2024-01-10", "split": "cutoff-2024-01-10", "admitted": 3, "excluded_by_cutoff": 1}
+    wider = summary(questions, AdmissionConfig.from_params({"models": {"m": "2024-01-10"}, "delta_days": 2}))
+    assert wider["m"]["admitted"] == 2  # χ = τ − 2 must still be ≥ κ
 
 
 def test_chronological_disjoint_splits_and_shared_cutoffs():
     ends = [D(2024, 1, d) for d in range(1, 11)]
     config = AdmissionConfig.from_params({"models": {"a": "2023-12", "b": "2023-12-31", "c": "2024-01-04"}, "test_fraction": 0.2})
-    result = admit(_questions(ends), config)
-    assert sorted(result.splits) == ["cutoff-2023-12-31", "cutoff-2024-01-04"]
-    train, test = result.splits["cutoff-2023-12-31"]
+    splits = {name: (train, test) for name, train, test in split_sets(_questions(ends), config)}
+    assert sorted(splits) == ["cutoff-2023-12-31", "cutoff-2024-01-04"]
+    train, test = splits["cutoff-2023-12-31"]
     assert test.column("id").to_pylist() == ["q8", "q9"]
     assert max(train.column("end_time").to_pylist()) <= min(test.column("end_time").to_pylist())
     assert not set(train.column("id").to_pylist()) & set(test.column("id").to_pylist())

@@ -3,6 +3,7 @@
 import datetime as dt
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,8 +24,8 @@ def q(**fields):
     return {**base, **fields}
 
 
-def _rules(rows, config=CONFIG):
-    result = audit(_raw(rows), config)
+def _rules(rows, config=CONFIG, chunk_rows=1000):
+    result = audit(_raw(rows), config, chunk_rows=chunk_rows)
     got = dict(zip(result.quarantine.column("id").to_pylist(), result.quarantine.column("rule").to_pylist()))
     return result, got
 
@@ -72,13 +73,14 @@ def test_every_rule_quarantines_with_its_reason():
     assert result.questions.num_rows == 0
 
 
-def test_duplicates_by_id_and_content():
+@pytest.mark.parametrize("chunk_rows", [1, 4, 1000])
+def test_duplicates_by_id_and_content(chunk_rows):
     rows = [
         q(id="same"), q(id="same"),  # exact copies collapse
         q(id="clash", answer="A"), q(id="clash", answer="B"),  # conflicting → both quarantined
         q(id="b-copy", event="Will it snow?"), q(id="a-orig", event="will  it SNOW?"),  # same content
     ]
-    result, _ = _rules(rows)
+    result, _ = _rules(rows, chunk_rows=chunk_rows)
     report = result.report
     assert report["duplicates_collapsed"] == 1
     assert report["by_rule"] == {"conflicting_duplicate_id": 2, "duplicate_content": 1}
@@ -112,7 +114,7 @@ raw_rows = st.fixed_dictionaries(
 @settings(max_examples=150, deadline=None)
 @given(st.lists(raw_rows, max_size=12))
 def test_every_row_ends_admitted_or_quarantined(rows):
-    result = audit(_raw(rows), CONFIG)
+    result = audit(_raw(rows), CONFIG, chunk_rows=5)
     report = result.report
     assert report["rows_in"] == len(rows)
     assert report["rows_out"] + report["rows_quarantined"] + report["duplicates_collapsed"] == len(rows)

@@ -21,7 +21,7 @@ from oracleproto.io import SourceReadError, read_jsonl
 from oracleproto.sources import SourceData, SourceError, file_sha256, raw_table, register_source
 from oracleproto.sources.futurex import parse_futurex
 
-BATCH_ROWS = 200_000
+BATCH_ROWS = 50_000
 SAMPLE_PATH = Path("data/sample/futurex_sample.jsonl")
 FUTUREX_COLUMNS = {"prompt", "ground_truth"}
 SEVEN_COLUMNS = ("id", "choice_type", "question_type", "event", "options", "answer", "end_time")

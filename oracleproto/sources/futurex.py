@@ -70,6 +70,32 @@ def _np(values: pa.Array) -> np.ndarray:
     return np.asarray(values.to_numpy(zero_copy_only=False))
 
 
+def _slice_strings(values: pa.Array, start: np.ndarray, length: np.ndarray) -> pa.Array:
+    """Per-row byte slices ``[start, start + length)`` of a string array, copied compactly.
+
+    Built as a string_view array over the original data buffer (16 bytes per row, no
+    string copies) and cast to ``string`` once, so a long prompt costs nothing beyond the
+    bytes kept. Rows with a negative length become empty strings."""
+    n = len(values)
+    if n == 0:
+        return pa.array([], pa.string())
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32, count=n + 1, offset=values.offset * 4)
+    data = values.buffers()[2] or pa.py_buffer(b"\0")
+    buf = np.frombuffer(data, dtype=np.uint8)
+    length = np.maximum(np.asarray(length, dtype=np.int64), 0)
+    begin = offsets[:-1].astype(np.int64) + np.asarray(start, dtype=np.int64)
+    lane = np.arange(12)
+    head = buf[np.minimum(begin[:, None] + lane, len(buf) - 1)]
+    views = np.zeros((n, 16), dtype=np.uint8)
+    views[:, 0:4] = length.astype("<i4").view(np.uint8).reshape(n, 4)
+    short = length <= 12
+    views[short, 4:16] = np.where(lane < length[short, None], head[short], 0)
+    views[~short, 4:8] = head[~short, :4]
+    views[~short, 12:16] = begin[~short].astype("<i4").view(np.uint8).reshape(-1, 4)
+    sliced = pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(views), data])
+    return sliced.cast(pa.string())
+
+
 def _single_byte_codes(values: pa.Array) -> np.ndarray:
     """Byte codes of a string array whose every element is exactly one byte long."""
     values = pc.cast(values, pa.binary()).take(pa.array(np.arange(len(values))))  # fresh, zero-based buffers
@@ -85,19 +111,11 @@ def _list_from_flat(values: pa.Array, parents: np.ndarray, n_rows: int) -> pa.Li
     return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
-def _nth_piece(lists: pa.ListArray, k: int) -> pa.Array:
-    """The k-th element of each list (null where the list is shorter)."""
-    lengths = _np(pc.list_value_length(lists))
-    starts = lists.offsets.to_numpy()[:-1]
-    return lists.values.take(pa.array(starts + k, mask=lengths <= k))
-
-
 def _option_lists(after_event: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
-    """Options per row from the lettered lines after the event (up to the instructions),
+    """Options per row from the lettered lines of the block after the event,
     and a per-row flag telling whether the letters ran A, B, C, … in order."""
     n = len(after_event)
-    block = _nth_piece(pc.split_pattern(pc.fill_null(after_event, ""), _INSTRUCTIONS_MARK, max_splits=1), 0)
-    lines = pc.split_pattern(block, "\n")
+    lines = pc.split_pattern(after_event, "\n")
     flat = pc.list_flatten(lines)
     parents = pc.list_parent_indices(lines).to_numpy()
     line_starts = lines.offsets.to_numpy()
@@ -187,11 +205,17 @@ def parse_futurex(batch: pa.Table, first_row: int = 0) -> pa.Table:
 
     n = batch.num_rows
     prompt = batch.column("prompt").combine_chunks() if n else pa.array([], pa.string())
-    head_tail = pc.split_pattern(pc.fill_null(prompt, ""), _RESOLVED_MARK, max_splits=1)
-    event = _nth_piece(pc.split_pattern(_nth_piece(head_tail, 0), _EVENT_MARK, max_splits=1), 1)
-    after_event = _nth_piece(head_tail, 1)
-    has_block = pc.and_(event.is_valid(), after_event.is_valid())
-    event = pc.utf8_trim_whitespace(event)
+    text = pc.fill_null(prompt, "")
+    event_at = _np(pc.find_substring(text, _EVENT_MARK))
+    resolved_at = _np(pc.find_substring(text, _RESOLVED_MARK))
+    instructions_at = _np(pc.find_substring(text, _INSTRUCTIONS_MARK))
+    text_length = _np(pc.binary_length(text))
+    event_start = event_at + len(_EVENT_MARK)
+    has_block = (event_at >= 0) & (resolved_at > event_start)
+    block_end = np.where(instructions_at > resolved_at, instructions_at, text_length)
+    event = pc.utf8_trim_whitespace(_slice_strings(text, event_start, np.where(has_block, resolved_at - event_start, 0)))
+    after_event = _slice_strings(text, resolved_at, np.where(has_block, block_end - resolved_at, 0))
+    has_block = pa.array(has_block)
     options, ordered = _option_lists(after_event)
     yes_no = pc.equal(pc.list_value_length(options), 0).to_numpy(zero_copy_only=False)
     gt = _ground_truth_lists(batch.column("ground_truth").combine_chunks())
