@@ -259,7 +259,7 @@ class TavilyBackend:
                 event_hooks={"response": [_reject_unusable_response]},
             )
             self._http.append(http)
-            client = self._clients[lease.index] = AsyncTavilyClient(api_key=lease.key, client=http)
+            client = self._clients[lease.index] = AsyncTavilyClient(api_key=lease.key, api_base_url=self._base_url, client=http)
         return await client.search(**request, timeout=self.settings.timeout_s)
 
     async def aclose(self) -> None:
