@@ -19,6 +19,6 @@ def paper_db() -> Path:
     return PAPER_DB
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def project_root() -> Path:
     return PROJECT_ROOT
