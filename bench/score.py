@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,12 +86,18 @@ def synthetic_trials(n_models: int, n_questions: int, n_trials: int, seed: int =
 def run_cli(trials: Path, out: Path, bootstrap: int) -> dict:
     command = [sys.executable, "-m", "oracleproto", "score", "--trials", str(trials), "--out", str(out), "--bootstrap", str(bootstrap)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(command, check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"cli_wall_s": round(wall, 2), "cli_peak_rss_mib": round(max(peak_kib, before) / 1024, 1)}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "cli_wall_s": round(wall, 2),
+        "cli_cpu_s": round(cpu, 2),  # user + sys of the child: wall is inflated when other jobs share the cores
+        "cli_peak_rss_mib": round(after.ru_maxrss / 1024, 1),
+        "load_avg_1min": round(os.getloadavg()[0], 2),
+    }
 
 
 def in_process_breakdown(trials: Path, out: Path, bootstrap: int) -> dict:
@@ -131,12 +138,21 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--bootstrap", type=int, default=0)
     parser.add_argument("--breakdown", action="store_true", help="also time the stages in-process")
+    parser.add_argument(
+        "--nested", action="store_true",
+        help="model m drops the first m/20 of the questions (later cutoffs see fewer questions): pairs then differ in their shared sets",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "trials.parquet"
-        pq.write_table(synthetic_trials(args.models, args.questions, args.trials), path)
+        table = synthetic_trials(args.models, args.questions, args.trials)
+        if args.nested:
+            model_index = pa.compute.cast(pa.compute.utf8_slice_codeunits(table["model"], 6), pa.int64()).to_numpy()
+            question_index = pa.compute.cast(pa.compute.utf8_slice_codeunits(table["q_id"], 1), pa.int64()).to_numpy()
+            table = table.filter(pa.array(question_index >= model_index * (args.questions // 20)))
+        pq.write_table(table, path)
         rows = pq.read_metadata(path).num_rows
-        report = {"trials": rows, "models": args.models, "questions": args.questions, "bootstrap": args.bootstrap, "cpus": os.cpu_count()}
+        report = {"trials": rows, "models": args.models, "questions": args.questions, "nested": args.nested, "bootstrap": args.bootstrap, "cpus": os.cpu_count()}
         report.update(run_cli(path, Path(tmp) / "out", args.bootstrap))
         if args.breakdown:
             report.update(in_process_breakdown(path, Path(tmp) / "out2", args.bootstrap))

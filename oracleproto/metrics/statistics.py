@@ -105,59 +105,84 @@ def active_headlines(ctx: ScoreContext) -> tuple[Headline, ...]:
 
 
 # ---------------------------------------------------------------------------------------
-# Column matrix and weights
+# Column matrix, atoms and weights
 
 
 @dataclass(frozen=True)
 class ColumnMatrix:
-    """X: one row per resampled question, one block of columns per (headline, model)."""
+    """X: one row per question of the resampled universe, one block of columns per
+    (headline, model). Rows are grouped into *atoms*: runs of questions on which the same
+    set of models has counted trials. The questions two models share are a union of
+    atoms, so paired sums are sums of per-atom sums — one pass over X per replicate chunk
+    whatever the number of pairs."""
 
-    values: np.ndarray  # (n_questions, n_columns)
+    values: np.ndarray  # (n_questions, n_columns), rows in atom order
+    questions: np.ndarray  # question index of each row
     blocks: dict[tuple[str, int], slice]
-    counted: np.ndarray  # (n_models, n_questions) bool: model has counted trials on question
+    atom_bounds: np.ndarray  # atom a holds rows atom_bounds[a] : atom_bounds[a + 1]
+    atom_members: np.ndarray  # (n_atoms, n_models) bool: model has counted trials there
+
+    def shared_atoms(self, a: int, b: int) -> np.ndarray:
+        return np.flatnonzero(self.atom_members[:, a] & self.atom_members[:, b])
+
+    def shared_questions(self, a: int, b: int) -> int:
+        sizes = np.diff(self.atom_bounds)
+        return int(sizes[self.shared_atoms(a, b)].sum())
 
 
-def column_matrix(ctx: ScoreContext, headlines: tuple[Headline, ...]) -> tuple[ColumnMatrix, np.ndarray]:
-    """X over the questions some model has counted trials on (the resampled universe);
-    also returns those questions' indices."""
+def column_matrix(ctx: ScoreContext, headlines: tuple[Headline, ...]) -> ColumnMatrix:
+    """X over the questions some model has counted trials (or a belief vector) on."""
     cells = ctx.data.cells
-    universe = np.unique(cells.question[cells.has_counted])
+    cell_columns = [h.columns(ctx) for h in headlines]
+    used = cells.has_counted.copy()
+    for cols in cell_columns:
+        used |= np.any(cols != 0, axis=1)
+    universe = np.unique(cells.question[used])
+    counted = np.zeros((len(universe), ctx.n_models), dtype=bool)
     row_of_question = np.full(len(ctx.data.questions.ids), -1, dtype=np.int64)
     row_of_question[universe] = np.arange(len(universe))
-    cell_row = row_of_question[cells.question]
-    in_universe = cell_row >= 0
-    per_headline = [(h, h.columns(ctx)) for h in headlines]
-    width = sum(cols.shape[1] for _, cols in per_headline) * ctx.n_models
-    values = np.zeros((len(universe), width))
-    blocks: dict[tuple[str, int], slice] = {}
-    start = 0
-    for headline, cols in per_headline:
+    take = np.flatnonzero(used)
+    rows, models = row_of_question[cells.question[take]], cells.model[take]
+    counted[rows[cells.has_counted[take]], models[cells.has_counted[take]]] = True
+    # atoms: sort the universe by its membership signature (then by question)
+    signatures, atom_of_row = np.unique(counted, axis=0, return_inverse=True)
+    order = np.lexsort((np.arange(len(universe)), atom_of_row.ravel()))
+    position = np.empty(len(universe), dtype=np.int64)
+    position[order] = np.arange(len(universe))
+    sizes = np.bincount(atom_of_row.ravel(), minlength=len(signatures))
+    parts, blocks, start = [], {}, 0
+    for headline, cols in zip(headlines, cell_columns):  # block of model m at start + m·width
+        width = cols.shape[1]
+        part = np.zeros((len(universe), ctx.n_models, width))
+        part[position[rows], models] = cols[take]
+        parts.append(part.reshape(len(universe), ctx.n_models * width))
         for model in range(ctx.n_models):
-            block = slice(start, start + cols.shape[1])
-            take = in_universe & (cells.model == model)
-            values[cell_row[take], block] = cols[take]
-            blocks[(headline.name, model)] = block
-            start = block.stop
-    counted = np.zeros((ctx.n_models, len(universe)), dtype=bool)
-    take = in_universe & cells.has_counted
-    counted[cells.model[take], cell_row[take]] = True
-    return ColumnMatrix(values, blocks, counted), universe
+            blocks[(headline.name, model)] = slice(start + model * width, start + (model + 1) * width)
+        start += width * ctx.n_models
+    return ColumnMatrix(
+        values=np.concatenate(parts, axis=1) if parts else np.zeros((len(universe), 0)),
+        questions=universe[order],
+        blocks=blocks,
+        atom_bounds=np.concatenate([[0], np.cumsum(sizes)]),
+        atom_members=signatures.reshape(len(signatures), ctx.n_models),
+    )
 
 
-def weighted_headlines(ctx: ScoreContext, weights: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Headline values when question q counts ``weights[r, q]`` times (replicate r).
+def resampled_universe(ctx: ScoreContext) -> np.ndarray:
+    """Question indices the bootstrap resamples, in the column order of its weights."""
+    return column_matrix(ctx, active_headlines(ctx)).questions
 
-    Returns the question universe (question indices, the columns of ``weights``) and
-    {metric: (replicates, models)}. Weights of ones give the point estimates.
-    """
+
+def weighted_headlines(ctx: ScoreContext, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """{metric: (replicates, models)} when the j-th question of :func:`resampled_universe`
+    counts ``weights[r, j]`` times in replicate r. Weights of ones give the point estimates."""
     headlines = active_headlines(ctx)
-    matrix, universe = column_matrix(ctx, headlines)
-    sums = np.asarray(weights, dtype=np.float64).reshape(-1, len(universe)) @ matrix.values
-    values = {
+    matrix = column_matrix(ctx, headlines)
+    sums = np.asarray(weights, dtype=np.float64).reshape(-1, len(matrix.questions)) @ matrix.values
+    return {
         h.name: np.stack([h.reduce(sums[:, matrix.blocks[(h.name, m)]], ctx.weights) for m in range(ctx.n_models)], axis=1)
         for h in headlines
     }
-    return universe, values
 
 
 def resample_weights(rng: np.random.Generator, n_replicates: int, n_questions: int) -> np.ndarray:
@@ -167,32 +192,44 @@ def resample_weights(rng: np.random.Generator, n_replicates: int, n_questions: i
     return np.bincount(draws.ravel(), minlength=n_replicates * n_questions).reshape(n_replicates, n_questions).astype(np.float64)
 
 
-@dataclass(frozen=True)
-class Restriction:
-    """How to get Σ_q w_q x_q over the questions two models share from the full sums:
-    unchanged, minus the few dropped questions, or directly over the kept ones."""
+class PairedSums:
+    """Weighted column sums for every model (all its questions) and for every pair of
+    models (each restricted to the questions both have counted trials for)."""
 
-    mode: str  # "full" | "subtract" | "direct"
-    questions: np.ndarray  # dropped (subtract) or kept (direct) question rows
-    block: np.ndarray  # the block's rows for those questions
+    def __init__(self, ctx: ScoreContext, headlines: tuple[Headline, ...], matrix: ColumnMatrix) -> None:
+        self.ctx, self.headlines, self.matrix = ctx, headlines, matrix
+        self.pairs = [(a, b) for a in range(ctx.n_models) for b in range(a + 1, ctx.n_models)]
+        self.pair_columns = {
+            (a, b): np.concatenate([np.arange(matrix.values.shape[1])[matrix.blocks[(h.name, m)]] for m in (a, b) for h in headlines])
+            for a, b in self.pairs
+        }
+        self.pairs_in_atom = [
+            [pair for pair in self.pairs if members[pair[0]] and members[pair[1]]] for members in matrix.atom_members
+        ]
 
-    def sums(self, weights: np.ndarray, full_sums: np.ndarray) -> np.ndarray:
-        if self.mode == "full":
-            return full_sums
-        partial = weights[:, self.questions] @ self.block
-        return full_sums - partial if self.mode == "subtract" else partial
+    def sums(self, weights: np.ndarray) -> tuple[np.ndarray, dict[tuple[int, int], np.ndarray]]:
+        """(full sums, {pair: sums of the pair's columns over its shared questions})."""
+        matrix = self.matrix
+        full = np.zeros((weights.shape[0], matrix.values.shape[1]))
+        paired = {pair: np.zeros((weights.shape[0], len(cols))) for pair, cols in self.pair_columns.items()}
+        for atom, pairs in enumerate(self.pairs_in_atom):  # a loop over atoms, not questions
+            lo, hi = matrix.atom_bounds[atom], matrix.atom_bounds[atom + 1]
+            part = weights[:, lo:hi] @ matrix.values[lo:hi]
+            full += part
+            for pair in pairs:
+                paired[pair] += part[:, self.pair_columns[pair]]
+        return full, paired
 
-
-def restriction(block: np.ndarray, support: np.ndarray, keep: np.ndarray) -> Restriction:
-    """``support``: the questions where the block has any non-zero value."""
-    drop = support & ~keep
-    if not drop.any():
-        return Restriction("full", np.zeros(0, dtype=np.int64), block[:0])
-    if drop.sum() <= keep.sum():
-        rows = np.flatnonzero(drop)
-        return Restriction("subtract", rows, block[rows])
-    rows = np.flatnonzero(keep)
-    return Restriction("direct", rows, block[rows])
+    def delta(self, paired: np.ndarray, headline: Headline, a: int, b: int) -> np.ndarray:
+        """headline(A) − headline(B) from a pair's sums (columns: A's blocks, then B's)."""
+        widths = [self.matrix.blocks[(h.name, a)].stop - self.matrix.blocks[(h.name, a)].start for h in self.headlines]
+        offset = sum(widths[: self.headlines.index(headline)])
+        width = widths[self.headlines.index(headline)]
+        half = sum(widths)
+        value_a = headline.reduce(paired[:, offset : offset + width], self.ctx.weights)
+        value_b = headline.reduce(paired[:, half + offset : half + offset + width], self.ctx.weights)
+        delta = value_a - value_b
+        return np.where(np.abs(delta) <= TIE_TOLERANCE, 0.0, delta)
 
 
 # ---------------------------------------------------------------------------------------
@@ -276,31 +313,6 @@ def holm_adjust(p_values: list[float | None]) -> list[float | None]:
     return adjusted
 
 
-class PairedSums:
-    """Per pair of models, how to restrict each model's sums to the questions both have
-    counted trials for; and the resulting headline differences A − B."""
-
-    def __init__(self, ctx: ScoreContext, headlines: tuple[Headline, ...], matrix: ColumnMatrix) -> None:
-        self.ctx, self.headlines, self.matrix = ctx, headlines, matrix
-        self.pairs = [(a, b) for a in range(ctx.n_models) for b in range(a + 1, ctx.n_models)]
-        self.shared = {(a, b): matrix.counted[a] & matrix.counted[b] for a, b in self.pairs}
-        support = {key: np.any(matrix.values[:, block] != 0, axis=1) for key, block in matrix.blocks.items()}
-        self.plans = {
-            (h.name, model, a, b): restriction(matrix.values[:, matrix.blocks[(h.name, model)]], support[(h.name, model)], self.shared[(a, b)])
-            for h in headlines
-            for a, b in self.pairs
-            for model in (a, b)
-        }
-
-    def delta(self, weights: np.ndarray, full: np.ndarray, headline: Headline, a: int, b: int) -> np.ndarray:
-        values = []
-        for model in (a, b):
-            sums = self.plans[(headline.name, model, a, b)].sums(weights, full[:, self.matrix.blocks[(headline.name, model)]])
-            values.append(headline.reduce(sums, self.ctx.weights))
-        delta = values[0] - values[1]
-        return np.where(np.abs(delta) <= TIE_TOLERANCE, 0.0, delta)
-
-
 def _replicates(paired: PairedSums, n_replicates: int, seed: int) -> tuple[dict, dict]:
     """Replicate values per (headline, model) and replicate differences per (headline, a, b)."""
     ctx, headlines, matrix = paired.ctx, paired.headlines, paired.matrix
@@ -310,37 +322,35 @@ def _replicates(paired: PairedSums, n_replicates: int, seed: int) -> tuple[dict,
     if n_q == 0:
         return per_model, deltas
     rng = np.random.default_rng(seed)
-    chunk = max(1, CHUNK_BYTES // (16 * n_q))  # depends on the data only: same draws everywhere
+    per_replicate = 16 * n_q + 8 * (matrix.values.shape[1] + sum(len(c) for c in paired.pair_columns.values()))
+    chunk = max(1, CHUNK_BYTES // per_replicate)  # depends on the data only: same draws everywhere
     for start in range(0, n_replicates, chunk):
         size = min(chunk, n_replicates - start)
-        weights = resample_weights(rng, size, n_q)
-        full = weights @ matrix.values
+        full, paired_sums = paired.sums(resample_weights(rng, size, n_q))
         rows = slice(start, start + size)
         for h in headlines:
             for m in range(ctx.n_models):
                 per_model[(h.name, m)][rows] = h.reduce(full[:, matrix.blocks[(h.name, m)]], ctx.weights)
             for a, b in paired.pairs:
-                if paired.shared[(a, b)].any():
-                    deltas[(h.name, a, b)][rows] = paired.delta(weights, full, h, a, b)
+                deltas[(h.name, a, b)][rows] = paired.delta(paired_sums[(a, b)], h, a, b)
     return per_model, deltas
 
 
 def _comparisons(paired: PairedSums, deltas: dict) -> list[PairComparison]:
     ctx, matrix = paired.ctx, paired.matrix
-    ones = np.ones((1, matrix.values.shape[0]))
-    observed_full = ones @ matrix.values
+    _, observed = paired.sums(np.ones((1, matrix.values.shape[0])))
     out: list[PairComparison] = []
     for h in paired.headlines:
         higher = bool(METRICS[h.name].higher_is_better)
         rows = []
         for a, b in paired.pairs:
-            n_shared = int(paired.shared[(a, b)].sum())
+            n_shared = matrix.shared_questions(a, b)
             if n_shared == 0:
                 rows.append((a, b, 0, None, Interval(None, None), None, None))
                 continue
             replicate = deltas[(h.name, a, b)]
-            observed = _finite_or_none(paired.delta(ones, observed_full, h, a, b)[0])
-            rows.append((a, b, n_shared, observed, percentile_interval(replicate), bootstrap_p_value(replicate), probability_better(replicate, higher)))
+            delta = _finite_or_none(paired.delta(observed[(a, b)], h, a, b)[0])
+            rows.append((a, b, n_shared, delta, percentile_interval(replicate), bootstrap_p_value(replicate), probability_better(replicate, higher)))
         adjusted = holm_adjust([row[5] for row in rows])  # Holm across the pairs of one metric
         for (a, b, n_shared, delta, interval, p, prob), p_holm in zip(rows, adjusted):
             out.append(PairComparison(h.name, ctx.models[a], ctx.models[b], n_shared, delta, interval.low, interval.high, p, p_holm, prob))
@@ -351,8 +361,7 @@ def bootstrap(ctx: ScoreContext, n_replicates: int = DEFAULT_BOOTSTRAP, seed: in
     """Intervals for every headline metric of every model and all pairwise comparisons.
     With ``n_replicates`` = 0 only the observed pairwise differences are filled in."""
     headlines = active_headlines(ctx)
-    matrix, _ = column_matrix(ctx, headlines)
-    paired = PairedSums(ctx, headlines, matrix)
+    paired = PairedSums(ctx, headlines, column_matrix(ctx, headlines))
     per_model, deltas = _replicates(paired, n_replicates, seed)
     intervals = {
         ctx.models[m]: {h.name: percentile_interval(per_model[(h.name, m)]) for h in headlines} for m in range(ctx.n_models)

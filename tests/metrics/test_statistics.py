@@ -9,11 +9,15 @@ from oracleproto.metrics.prepare import prepare
 from oracleproto.metrics.registry import DEFAULT_WEIGHTS, ScoreContext
 from oracleproto.metrics.scorer import score_table, summary
 from oracleproto.metrics.statistics import (
+    PairedSums,
+    active_headlines,
     bootstrap,
+    column_matrix,
     bootstrap_p_value,
     holm_adjust,
     percentile_interval,
     probability_better,
+    resampled_universe,
     weighted_headlines,
 )
 from tests.metrics import reference_scorer
@@ -75,11 +79,9 @@ def test_weighted_sums_equal_rescoring_the_resampled_table():
     result = score_table(to_table(rows), n_bootstrap=0)
     rng = np.random.default_rng(0)
     for _ in range(3):
-        cells = result.context.data.cells
-        universe = np.unique(cells.question[cells.has_counted])
+        universe = resampled_universe(result.context)
         weights = np.bincount(rng.integers(0, len(universe), len(universe)), minlength=len(universe))
-        universe_used, values = weighted_headlines(result.context, weights[None, :].astype(float))
-        assert np.array_equal(universe_used, universe)
+        values = weighted_headlines(result.context, weights[None, :].astype(float))
         question_ids = result.context.data.questions.ids
         copies = {question_ids[q]: int(w) for q, w in zip(universe, weights)}
         resampled = [dict(r, q_id=f"{r['q_id']}#{c}") for r in rows for c in range(copies.get(r["q_id"], 0))]
@@ -141,3 +143,34 @@ def test_interval_p_value_and_win_probability_by_hand():
     interval = percentile_interval(np.arange(101, dtype=float))
     assert (interval.low, interval.high) == (pytest.approx(2.5), pytest.approx(97.5))
     assert percentile_interval(np.array([np.nan])).low is None
+
+
+def test_paired_sums_equal_rescoring_the_shared_questions():
+    """Pairs with different question sets: a replicate's difference equals the reference
+    scorer on the resampled table restricted to the questions both models have counted."""
+    rows = random_rows(12, n_models=3, n_questions=14, beliefs=True)
+    result = score_table(to_table(rows), n_bootstrap=0)
+    ctx = result.context
+    headlines = active_headlines(ctx)
+    matrix = column_matrix(ctx, headlines)
+    assert len(matrix.atom_members) > 1  # the models' question sets differ
+    paired = PairedSums(ctx, headlines, matrix)
+    rng = np.random.default_rng(1)
+    weights = np.bincount(rng.integers(0, len(matrix.questions), len(matrix.questions)), minlength=len(matrix.questions))
+    _, sums = paired.sums(weights[None, :].astype(float))
+    question_ids = ctx.data.questions.ids
+    copies = {question_ids[q]: int(w) for q, w in zip(matrix.questions, weights)}
+    counted = {(r["model"], r["q_id"]) for r in rows if r["error"] is None}
+    for a, b in paired.pairs:
+        model_a, model_b = ctx.models[a], ctx.models[b]
+        shared = {q for (m, q) in counted if m == model_a and (model_b, q) in counted}
+        resampled = [dict(r, q_id=f"{r['q_id']}#{c}") for r in rows if r["model"] in (model_a, model_b) and r["q_id"] in shared
+                     for c in range(copies[r["q_id"]])]
+        expected = reference_scorer.score(resampled) if resampled else {}
+        for h in headlines:
+            got = paired.delta(sums[(a, b)], h, a, b)[0]
+            want_a, want_b = (expected.get(m, {}).get(h.name) for m in (model_a, model_b))
+            if want_a is None or want_b is None:
+                assert not np.isfinite(got), (h.name, a, b)
+            else:
+                assert got == pytest.approx(want_a - want_b, abs=1e-9), (h.name, a, b)
