@@ -42,6 +42,7 @@ REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 RELEASE_TAG = re.compile(r"^v\d+\.\d+\.\d+$")
 SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")  # what the Hub's YAML data_files accepts
 TRUTHY = ("1", "ON", "YES", "TRUE")
+HEADING = re.compile(r"^#{1,4} ")
 
 
 class HubError(ValueError):
@@ -255,6 +256,17 @@ def hash_chain_table(chain: Mapping[str, Any]) -> str:
 # Card
 
 
+def embedded_markdown(text: str | None) -> str | None:
+    """Markdown to embed under a card section (None if blank): a leading heading is dropped
+    (the card's section heading replaces it) and the others are demoted below "##"."""
+    if text is None or not text.strip():
+        return None
+    lines = text.strip().splitlines()
+    if HEADING.match(lines[0]):
+        lines = lines[1:]
+    return "\n".join(("##" + line) if HEADING.match(line) else line for line in lines).strip()
+
+
 def render_template(template: str, values: Mapping[str, Any], name: str) -> str:
     """Fill ``${placeholder}``s (``string.Template``: ``$$`` is a literal dollar); every
     placeholder must have a value, and a value nobody uses is an error too."""
@@ -385,7 +397,7 @@ def card_text(template: str, inputs: CardInputs) -> str:
             "openai_note": openai_note,
             "delta_days": inputs.delta_days,
             "audit_summary": audit_summary(inputs.audit_report),
-            "leaderboard": (inputs.leaderboard or "").strip() or "No leaderboard in this release (the score stage wrote none).",
+            "leaderboard": embedded_markdown(inputs.leaderboard) or "No leaderboard in this release (the score stage wrote none).",
             "hash_chain": hash_chain_table(inputs.hash_chain),
             "files_table": files_table(inputs.data_files),
             "license_text": (

@@ -76,7 +76,7 @@ def make_project(root: Path) -> Layout:
     write_json({"hash_chain": HASHES, "config_snapshot": {"settings": {}}}, data / "eval" / "manifest.json")
     run_export(data / "eval" / "trials.parquet", data / "splits", data / "export", ExportSettings())
     (root / "metrics").mkdir()
-    (root / "metrics" / "leaderboard.md").write_text("| model | composite |\n|---|---|\n| old/model | 0.5000 |\n")
+    (root / "metrics" / "leaderboard.md").write_text("# Leaderboard\n\n| model | composite |\n|---|---|\n| old/model | 0.5000 |\n")
     return Layout(data=data, metrics=root / "metrics", cards=CARDS, hub=root / "hub")
 
 
@@ -161,6 +161,11 @@ def test_release_checks_and_delete_patterns():
     assert hub.delete_patterns(listing) == ["data/**", "openai/**"]
 
 
+def test_embedded_markdown_fits_under_a_card_section():
+    assert hub.embedded_markdown("# Leaderboard\n\ntext\n## Notes\nmore\n") == "text\n#### Notes\nmore"
+    assert hub.embedded_markdown("  \n") is None
+
+
 def test_size_category():
     assert [hub.size_category(n) for n in (0, 999, 1000, 250_000, 5_000_000)] == ["n<1K", "n<1K", "1K<n<10K", "100K<n<1M", "1M<n<10M"]
 
@@ -193,7 +198,8 @@ def test_hub_folder_layout_and_card(project):
     assert "| cutoff-2026-12-31 (empty: not a config) | 2026-12-31 | `future/model` | 0 | 0 |" in readme
     assert f"| `config_snapshot_hash` | `{'f' * 64}` |" in readme  # hash chain
     assert f"| `{'c' * 64}` | `2` |" in readme
-    assert "| old/model | 0.5000 |" in readme  # leaderboard embedded
+    assert "## Leaderboard\n\n| model | composite |" in readme  # embedded under the card's own heading
+    assert "| old/model | 0.5000 |" in readme
     assert 'load_dataset("org/OracleProto", "cutoff-2026-02-28", split="test")' in readme
     assert "${" not in readme
     provenance = json.loads((project.hub / "provenance.json").read_text())
