@@ -42,7 +42,7 @@ import pyarrow as pa
 from oracleproto import SCHEMA_VERSION
 from oracleproto.agent import baselines
 from oracleproto.agent.errors import AuthError, classify
-from oracleproto.agent.llm import BrowsingBarrierError, ChannelMeter, ChatClient, make_transport
+from oracleproto.agent.llm import BrowsingBarrierError, ChannelMeter, ChatClient, encode_json, make_transport
 from oracleproto.agent.react import LoopConfig, LoopResult, TrialQuestion, prediction_cutoff, run_react
 from oracleproto.agent.replay import CallCache, CallContext, ReplayMissError, canonical_json
 from oracleproto.agent.settings import (
@@ -317,8 +317,8 @@ def loop_row(job: EvalJob, question: QuestionRecord, trial: int, delta_days: int
         "error": loop.error,
         "cost_usd": loop.cost_usd,
         "raw_output": loop.raw_output,
-        "messages": json.dumps(loop.messages, ensure_ascii=False),
-        "tools": json.dumps(loop.tools, ensure_ascii=False),
+        "messages": loop.messages_json(),
+        "tools": encode_json(loop.tools),
         "search_calls": json.dumps(loop.search_calls, ensure_ascii=False, sort_keys=True),
         "react_steps": loop.react_steps,
         "tool_calls_count": loop.tool_calls_count,

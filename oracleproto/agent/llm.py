@@ -87,6 +87,20 @@ def build_chat_request(
     return body
 
 
+def encode_json(value: Any) -> str:
+    """Compact ASCII JSON: the wire form of a request and of the stored trace."""
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
+def encode_chat_request(body: Mapping[str, Any], messages_json: str | None = None) -> str:
+    """The body as sent; ``messages_json`` (the already-encoded message list) saves re-encoding
+    the whole conversation on every step. Equal to ``encode_json(body)`` for the same body."""
+    if messages_json is None:
+        messages_json = encode_json(body["messages"])
+    rest = encode_json({k: v for k, v in body.items() if k not in ("model", "messages")})
+    return '{"model":' + encode_json(body["model"]) + ',"messages":' + messages_json + "," + rest[1:]
+
+
 # ---------------------------------------------------------------------------------------
 # Responses
 
@@ -263,6 +277,11 @@ def parse_http_response(buffer: bytes | bytearray, eof: bool, method: str) -> Pa
     return (status, headers, bytes(buffer[start:]), False) if eof else None
 
 
+def _expire(waiter: asyncio.Future[Parsed]) -> None:
+    if not waiter.done():
+        waiter.set_exception(TimeoutError("read timed out"))
+
+
 class _Connection(asyncio.Protocol):
     """One keep-alive connection; a response completes a future in a single wake-up."""
 
@@ -315,10 +334,16 @@ class _Connection(asyncio.Protocol):
         assert self.transport is not None
         self._buffer.clear()
         self._method = method
-        self._waiter = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
         self.transport.write(payload)
-        async with asyncio.timeout(read_timeout):  # not wait_for: no extra task per request
-            return await self._waiter
+        # a bare timer on the future: cheaper than asyncio.timeout / wait_for per request
+        timer = loop.call_later(read_timeout, _expire, waiter) if read_timeout is not None else None
+        try:
+            return await waiter
+        finally:
+            if timer is not None:
+                timer.cancel()
 
     def close(self) -> None:
         self.closed = True
@@ -529,11 +554,12 @@ class ChatClient:
         messages: Sequence[Mapping[str, Any]],
         tools: Sequence[Mapping[str, Any]],
         context: CallContext,
+        messages_json: str | None = None,
     ) -> ChatResult:
         body = build_chat_request(spec, self.sampling, messages, tools)
         # One serialisation serves as the cache key and the HTTP body. Insertion order is
         # canonical here: every dict of the body is built by this module in a fixed order.
-        text = json.dumps(body, separators=(",", ":"), allow_nan=False)
+        text = encode_chat_request(body, messages_json)
         envelope = await self.cache.call(LLM_CHANNEL, body, context, lambda: self._send(text), request_text=text)
         return result_from_envelope(envelope, context.step)
 

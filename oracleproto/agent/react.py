@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from oracleproto import prompts
 from oracleproto.agent.errors import AuthError, CallError
-from oracleproto.agent.llm import WEB_SEARCH, ChatResult
+from oracleproto.agent.llm import WEB_SEARCH, ChatResult, encode_json
 from oracleproto.agent.replay import CallContext
 from oracleproto.agent.settings import Budgets, ModelSpec
 from oracleproto.parse import parse_answer, parse_belief
@@ -56,7 +56,12 @@ def prediction_cutoff(end_time: dt.date, delta_days: int) -> dt.date:
 
 class ChatModel(Protocol):
     async def complete(
-        self, spec: ModelSpec, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], context: CallContext
+        self,
+        spec: ModelSpec,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        context: CallContext,
+        messages_json: str | None = None,
     ) -> ChatResult: ...
 
 
@@ -81,6 +86,7 @@ class LoopResult:
 
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
+    encoded: list[str] = field(default_factory=list)  # each message's JSON, encoded once
     raw_output: str | None = None
     pred: str | None = None
     belief: list[float] | None = None
@@ -100,6 +106,18 @@ class LoopResult:
     @property
     def tool_calls_count(self) -> int:
         return len(self.search_calls)
+
+    def append(self, message: dict[str, Any]) -> None:
+        if len(self.encoded) < len(self.messages):
+            self.encoded = [encode_json(m) for m in self.messages]
+        self.messages.append(message)
+        self.encoded.append(encode_json(message))
+
+    def messages_json(self) -> str:
+        """The trace as compact JSON, from the per-message encodings when they are complete."""
+        if len(self.encoded) != len(self.messages):
+            return encode_json(self.messages)
+        return "[" + ",".join(self.encoded) + "]"
 
     def add_call(self, result: ChatResult, spec: ModelSpec) -> None:
         self.react_steps += 1
@@ -174,7 +192,8 @@ async def run_react(
     max_steps, max_searches = budgets.max_steps, config.max_search_calls
     chi = prediction_cutoff(question.end_time, budgets.delta_days)
     schema = [WEB_SEARCH_TOOL] if max_searches > 0 else []
-    result = LoopResult(messages=[{"role": "user", "content": prompt}], tools=schema)
+    result = LoopResult(messages=[], tools=schema)
+    result.append({"role": "user", "content": prompt})
     searches = 0
     announced_budget = False
     pending_continuation = False
@@ -194,19 +213,19 @@ async def run_react(
             injection = prompts.continuation_directive(state, search_available=not tools_off)
         pending_continuation = False
         if injection is not None:
-            result.messages.append({"role": "user", "content": injection})
+            result.append({"role": "user", "content": injection})
         tools = [] if tools_off else schema
 
         context = CallContext(model=label, q_id=question.q_id, trial=trial, step=step)
         try:
-            reply = await model.complete(spec, result.messages, tools, context)
+            reply = await model.complete(spec, result.messages, tools, context, result.messages_json())
         except AuthError:
             raise
         except CallError as exc:
             result.error, result.error_message = exc.kind, exc.message
             return result
         result.add_call(reply, spec)
-        result.messages.append(reply.message)
+        result.append(reply.message)
 
         if not reply.tool_calls:
             result.raw_output = reply.message["content"]
@@ -230,7 +249,7 @@ async def run_react(
             if reason is not None:
                 strips_next = step + 1 >= max_steps or (budgets.drop_tools_when_spent and searches >= max_searches)
                 status = prompts.LoopState(step, max_steps, searches, max_searches)
-                result.messages.append(_tool_message(call, prompts.tool_error_content(reason, status, strips_next)))
+                result.append(_tool_message(call, prompts.tool_error_content(reason, status, strips_next)))
                 continue
             assert query is not None and search is not None
             outcome = await search.search(query, chi, CallContext(label, question.q_id, trial, step, seq))
@@ -238,7 +257,7 @@ async def run_react(
             result.search_calls.append(outcome.to_search_call())
             result.cost_usd += float(getattr(outcome, "cost_usd", 0.0) or 0.0)
             payload = json.dumps(outcome.to_llm_payload(), ensure_ascii=False)
-            result.messages.append(_tool_message(call, payload))
+            result.append(_tool_message(call, payload))
 
     result.pred = parse_answer(result.raw_output, question.question_type, question.options, question.choice_type)
     if config.belief:

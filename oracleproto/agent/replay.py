@@ -99,6 +99,7 @@ class CallCache:
         # before committing each trial); otherwise every store is written at once
         self._deferred = deferred
         self._pending: dict[str, tuple[str, str, str, str]] = {}
+        self._keys: set[str] = set() if self._conn is None else {k for (k,) in self._conn.execute("SELECT key FROM calls")}
 
     def lookup(self, key: str) -> dict[str, Any] | None:
         if self._conn is None:
@@ -106,6 +107,8 @@ class CallCache:
         pending = self._pending.get(key)
         if pending is not None:
             return json.loads(pending[3])
+        if key not in self._keys:  # a miss costs no query (most calls of a fresh run miss)
+            return None
         row = self._conn.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
         return None if row is None else json.loads(row[0])
 
@@ -131,6 +134,7 @@ class CallCache:
             self._conn.executemany(
                 "INSERT OR REPLACE INTO calls (key, channel, context, response) VALUES (?, ?, ?, ?)", self._pending.values()
             )
+        self._keys.update(self._pending)
         self._pending.clear()
 
     async def call(

@@ -44,8 +44,15 @@ class ScriptedModel:
     seen: list[Seen] = field(default_factory=list)
 
     async def complete(
-        self, spec: ModelSpec, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], context: CallContext
+        self,
+        spec: ModelSpec,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        context: CallContext,
+        messages_json: str | None = None,
     ) -> ChatResult:
+        # the pre-encoded trace the loop hands over must be exactly the messages
+        assert messages_json is None or json.loads(messages_json) == list(messages)
         self.seen.append(Seen(json.loads(json.dumps(list(messages))), list(tools), context))
         reply = self.script.pop(0)
         if isinstance(reply, BaseException):
