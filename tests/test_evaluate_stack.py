@@ -17,12 +17,13 @@ import pyarrow.parquet as pq
 from oracleproto.agent.detector import DetectorSettings, LeakDetector
 from oracleproto.agent.keypool import KeyPool
 from oracleproto.agent.search import SearchSettings, make_backend
-from oracleproto.agent.settings import EvalSettings, ModelSpec
+from oracleproto.agent.settings import EvalSettings, ModelSpec, Sampling
 from oracleproto.agent.tavily import TavilyBackend
 from oracleproto.evaluate import EvalJob, QuestionSet, evaluate
 from oracleproto.io import write_parquet
 from oracleproto.schema import QUESTION_SCHEMA
-from tests.servers.openai_server import OpenAIServer, content_reply, status_fault, tool_call_reply
+from tests.servers.openai_server import Fault as ModelFault
+from tests.servers.openai_server import FaultStorm, InOrder, OpenAIServer, content_reply, status_fault, tool_call_reply
 from tests.servers.tavily_server import Fault, TavilyStub, result
 from tests.test_evaluate_run import MULTI_GOLDS, make_questions
 
@@ -191,3 +192,43 @@ def test_detector_auth_failure_does_not_abort_the_run(tmp_path):
     row = pq.read_table(tmp_path / "run" / "trials.parquet").to_pylist()[0]
     calls = json.loads(row["search_calls"])
     assert calls[0]["n_results_kept"] == 0 and calls[0]["detector_error_kind"] == "auth"
+
+
+def test_fault_storm_on_every_channel(tmp_path):
+    """Model: 429 + Retry-After, 5xx, timeouts, malformed JSON, dropped connections, a content-policy
+    refusal; Tavily: 429, 5xx, a timeout, a malformed 200; detector: garbage verdicts and 503s.
+    Every fault is classified, the run completes, fail-closed drops are recorded."""
+    questions = make_questions(10)
+    path = tmp_path / "questions.parquet"
+    write_parquet(questions, path, QUESTION_SCHEMA, sort_by=("id",))
+    chi_of = {r["event"]: r["end_time"] - dt.timedelta(days=1) for r in questions.to_pylist()}
+    model_storm = InOrder([
+        status_fault(429, retry_after="0"), status_fault(500), ModelFault("malformed"), status_fault(503),
+        ModelFault("stall", stall_s=0.5), ModelFault("drop"), status_fault(400, '{"error": {"message": "content_filter"}}'),
+    ] * 2)
+    detector_storm = FaultStorm(faults=(status_fault(503), status_fault(429, retry_after="0")), rate=0.3)
+    settings = EvalSettings(search_backend="tavily", detector="llm", sampling=Sampling(timeout_s=0.25))
+    job = EvalJob(ModelSpec(label="m", slug="m", cutoff=dt.date(2025, 1, 31)), QuestionSet.load(path))
+    with OpenAIServer(researcher, fault_plan=model_storm) as model, TavilyStub() as tavily, \
+            OpenAIServer(judge, fault_plan=detector_storm) as det:
+        for event, chi in chi_of.items():
+            for n in (1, 2):
+                tavily.script(f"{event} angle {n}", results_for(chi))
+        tavily.fail_next(
+            Fault(429, headers={"Retry-After": "0"}, key=TAVILY_KEYS[0]), Fault(502),
+            Fault(200, body={"results": []}, delay_s=0.5), Fault(200, body=b"<html>gateway</html>"),
+        )
+        summary = evaluate([job], settings, tmp_path / "run", env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": MODEL_KEY},
+                           sleep=no_sleep, search_factory=stack_factory(tavily.url, det.base_url))
+        served = set(model.state.faults_served) | {"det-" + f for f in det.state.faults_served}
+    table = pq.read_table(tmp_path / "run" / "trials.parquet").to_pylist()
+    assert summary.rows == 30 and len(table) == 30
+    assert {"429", "500", "503", "malformed", "stall", "drop", "400"} <= served and {"det-503", "det-429"} & served
+    # only the content-policy refusals are final; every transient fault was retried away
+    assert summary.errors == {"content_policy": 2}
+    search_faults = [f for r in table if r["search_calls"] for c in json.loads(r["search_calls"]) for f in c.get("faults", [])]
+    assert {"rate_limit", "server_5xx", "network"} <= set(search_faults)
+    verdicts = [v for r in table if r["search_calls"] for c in json.loads(r["search_calls"]) for v in c["detector_verdicts"]]
+    assert "failed:invalid_verdict" in verdicts  # the garbage verdict: dropped, recorded
+    kept = [c["n_results_kept"] for r in table if r["search_calls"] for c in json.loads(r["search_calls"])]
+    assert set(kept) <= {0, 1}  # only the one clean, pre-cutoff page can ever pass

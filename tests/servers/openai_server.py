@@ -139,6 +139,20 @@ class FaultStorm:
         return self.faults[digest[4] % len(self.faults)]
 
 
+@dataclass
+class InOrder:
+    """Serve each fault once, in order, to the first requests seen for the first time."""
+
+    faults: list[Fault]
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any], seen: int) -> Fault | None:
+        with self._lock:
+            return self.faults.pop(0) if seen == 0 and self.faults else None
+
+
 # ---------------------------------------------------------------------------------------
 # The server
 
