@@ -564,10 +564,9 @@ class ChatClient:
         return result_from_envelope(envelope, context.step)
 
     async def _send(self, text: str) -> dict[str, Any]:
-        started = time.perf_counter()
         payload = text.encode("utf-8")
         try:
-            response = await call_with_retries(lambda: self._post(payload), self._retry, sleep=self._sleep)
+            response, latency_ms = await call_with_retries(lambda: self._post(payload), self._retry, sleep=self._sleep)
         except Exception as exc:
             # whatever is left after the retries leaves as a CallError (AuthError for auth)
             kind = classify(exc)
@@ -577,12 +576,14 @@ class ChatClient:
             if kind == AUTH:
                 raise AuthError(message) from exc
             raise CallError(kind, message) from exc
-        return {"response": response, "latency_ms": round((time.perf_counter() - started) * 1000)}
+        # latency of the answered request itself: no queueing for a slot, no retries or backoff
+        return {"response": response, "latency_ms": latency_ms}
 
-    async def _post(self, payload: bytes) -> dict[str, Any]:
+    async def _post(self, payload: bytes) -> tuple[dict[str, Any], int]:
         if self.endpoint.api_key is None:
             raise AuthError(f"no API key for {self.endpoint.key_env} (replay mode cannot call out)")
         async with self._semaphore, self._meter.track(LLM_CHANNEL):
+            started = time.perf_counter()
             if isinstance(self._transport, LeanTransport):
                 headers = [*self._raw_headers, (b"Content-Length", str(len(payload)).encode())]
                 status, response_headers, content = await self._transport.exchange(
@@ -597,6 +598,7 @@ class ChatClient:
                 finally:
                     await response.aclose()
                 status, retry_after = response.status_code, response.headers.get("retry-after")
+            latency_ms = round((time.perf_counter() - started) * 1000)
         if status >= 400:
             text = SECRETS.scrub(content.decode("utf-8", "replace"))[:ERROR_BODY_CHARS]
             kind = classify_status(status, text.lower())
@@ -608,7 +610,7 @@ class ChatClient:
             data = json.loads(content)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise MalformedResponseError(f"HTTP {status} body is not JSON") from exc
-        return check_response_body(data)
+        return check_response_body(data), latency_ms
 
     async def aclose(self) -> None:
         if self._owns_transport:
