@@ -40,7 +40,7 @@ HASHES = {  # the evaluate stage's manifest["hash_chain"] shape
 }  # fmt: skip
 
 
-def write_trials(path: Path) -> None:
+def write_trials(path: Path, preds: tuple[str, ...]) -> None:
     trace = [
         {"role": "user", "content": "Will the central bank cut rates?"},
         {"role": "assistant", "content": None,
@@ -50,7 +50,7 @@ def write_trials(path: Path) -> None:
         {"role": "assistant", "content": "\\boxed{No}"},
     ]  # fmt: skip
     rows = []
-    for number, pred in ((1, "B"), (2, "A")):
+    for number, pred in enumerate(preds, start=1):
         row = {name: None for name in TRIAL_SCHEMA.names}
         row.update(
             model="old/model", q_id="q1", question_type="yes_no", choice_type="single", options=["Yes", "No"], answer="B",
@@ -61,7 +61,7 @@ def write_trials(path: Path) -> None:
     write_parquet(pa.Table.from_pylist(rows, schema=TRIAL_SCHEMA), path, TRIAL_SCHEMA)
 
 
-def make_project(root: Path) -> Layout:
+def make_project(root: Path, preds: tuple[str, ...] = ("B", "A")) -> Layout:
     """The stage outputs the publish stage reads, built by the real library functions."""
     source = root / "source.jsonl"
     source.write_text(
@@ -72,7 +72,7 @@ def make_project(root: Path) -> Layout:
     data = root / "data"
     with contextlib.chdir(root):  # a relative source URI, as in a clone of the repo
         build_corpus("jsonl:source.jsonl", {"admit": {"models": MODELS, "delta_days": 1, "test_fraction": 0.34}}, data)
-    write_trials(data / "eval" / "trials.parquet")
+    write_trials(data / "eval" / "trials.parquet", preds)  # gold is B
     write_json({"hash_chain": HASHES, "config_snapshot": {"settings": {}}}, data / "eval" / "manifest.json")
     run_export(data / "eval" / "trials.parquet", data / "splits", data / "export", ExportSettings())
     (root / "metrics").mkdir()
@@ -226,6 +226,16 @@ def test_rebuild_removes_stale_files(tmp_path):
     (tmp_path / "hub" / "data" / "old" / "x.parquet").write_bytes(b"stale")
     listing = hub.build_hub(tmp_path / "hub", {}, {"README.md": "hi\n"})
     assert [f.path for f in listing] == ["README.md"]
+
+
+def test_an_empty_sft_export_is_listed_but_not_a_config(tmp_path):
+    layout = make_project(tmp_path, preds=("A", "A"))  # no correct trial
+    build_hub_folder(layout, PublishParams())
+    readme = (layout.hub / "README.md").read_text()
+    assert [c["config_name"] for c in front_matter(readme)["configs"]][-1] == "rl"
+    assert "| sft (empty: not a config) | train | 0 |" in readme
+    assert 'load_dataset("MaYiding/OracleProto", "sft"' not in readme
+    assert not (layout.hub / "data" / "sft").exists() and not (layout.hub / "openai").exists()
 
 
 def test_missing_manifest_hash_chain_is_an_error(tmp_path):
