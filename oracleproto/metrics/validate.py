@@ -1,8 +1,10 @@
 """The scorer's input contract: ``TrialSchema`` (pandera, pyarrow backend) and its rules.
 
-Each rule is a vectorised function ``table -> bool array of failing rows``; the pandera
-model runs them as checks, and :func:`validate_trials` turns any failure into one clear
-error that names the rule, the field and the first offending rows by (model, q_id, trial).
+Each rule is a vectorised function of the table's shared encodings
+(:class:`~oracleproto.metrics.columns.TrialColumns`) returning the mask of failing rows;
+the pandera model runs them as dataframe checks, and :func:`validate_trials` turns any
+failure into one clear error that names the rule, the field and the first offending rows
+by (model, q_id, trial).
 """
 
 from __future__ import annotations
@@ -163,7 +165,6 @@ RULES: tuple[Rule, ...] = (
     Rule("unique_trial", "trial", "there is one row per (model, q_id, trial)", unique_trial),
     Rule("question_fields_agree", "q_id", "all rows of a q_id share question_type, choice_type, options and answer", question_fields_agree),
 )
-RULES_BY_NAME = {rule.name: rule for rule in RULES}
 
 
 def _rule_check(rule: Rule):
@@ -191,6 +192,7 @@ class TrialSchema(ppa.DataFrameModel):
     class Config:
         strict = False
 
+    # one pandera dataframe check per rule, defined in the class namespace where pandera collects them
     locals().update({f"_check_{rule.name}": _rule_check(rule) for rule in RULES})
 
 
