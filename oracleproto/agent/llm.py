@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -210,44 +211,58 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _MAX_HEADER_LINES = 200
 _HEAD_END = b"\r\n\r\n"
 
-Parsed = tuple[int, list[tuple[bytes, bytes]], bytes, bool]  # status, headers, body, keep-alive
+Parsed = tuple[int, bytes, bytes, bool]  # status, head (status line + headers), body, keep-alive
 
 
 class _NoResponse(Exception):
     """The connection ended before any response byte: on a reused connection, safe to retry."""
 
 
+_FRAMING = re.compile(rb"\r\n(content-length|transfer-encoding|connection)[ \t]*:[ \t]*([^\r]*)", re.IGNORECASE)
+
+
+def split_headers(head: bytes) -> list[tuple[bytes, bytes]]:
+    """The (name, value) pairs of a response head (status line excluded)."""
+    lines = head.split(b"\r\n")[1:]
+    if len(lines) > _MAX_HEADER_LINES:
+        raise ValueError("too many header lines")
+    pairs = []
+    for line in lines:
+        name, sep, value = line.partition(b":")
+        if not sep:
+            raise ValueError(f"bad header line {line[:80]!r}")
+        pairs.append((name.strip(), value.strip()))
+    return pairs
+
+
+def header_value(head: bytes, name: bytes) -> str | None:
+    """One header of a response head (case-insensitive), or None."""
+    lowered = name.lower()
+    return next((v.decode("latin-1") for k, v in split_headers(head) if k.lower() == lowered), None)
+
+
 def parse_http_response(buffer: bytes | bytearray, eof: bool, method: str) -> Parsed | None:
     """One HTTP/1.1 response from the bytes received so far, or None while incomplete.
 
-    Handles Content-Length, chunked and read-until-close bodies; raises ValueError for a
-    malformed or truncated response.
+    Returns (status, head, body, keep-alive); ``head`` is the status line and headers, read
+    by :func:`split_headers` only when needed (the framing headers are found by one regex,
+    this runs on every response). Handles Content-Length, chunked and read-until-close
+    bodies; raises ValueError for a malformed or truncated response.
     """
     head_end = buffer.find(_HEAD_END)
     if head_end < 0:
         if eof:
             raise ValueError("connection closed inside the response head")
         return None
-    status_line, *header_lines = bytes(buffer[:head_end]).split(b"\r\n")
-    version, _, rest = status_line.decode("latin-1").partition(" ")
-    if not version.startswith("HTTP/"):
-        raise ValueError(f"bad status line {status_line[:80]!r}")
-    status = int(rest.split(" ", 1)[0])
-    if len(header_lines) > _MAX_HEADER_LINES:
-        raise ValueError("too many header lines")
-    headers: list[tuple[bytes, bytes]] = []
-    fields: dict[bytes, bytes] = {}
-    for line in header_lines:
-        name, sep, value = line.partition(b":")
-        if not sep:
-            raise ValueError(f"bad header line {line[:80]!r}")
-        name, value = name.strip(), value.strip()
-        headers.append((name, value))
-        fields[name.lower()] = value.lower()
-    keep_alive = version == "HTTP/1.1" and fields.get(b"connection") != b"close"
+    head = bytes(buffer[:head_end])
+    if not head.startswith(b"HTTP/1."):
+        raise ValueError(f"bad status line {head[:80]!r}")
+    status = int(head[9:12])
+    fields = {name.lower(): value.strip().lower() for name, value in _FRAMING.findall(head)}
+    keep_alive = head.startswith(b"HTTP/1.1") and fields.get(b"connection") != b"close"
     start = head_end + len(_HEAD_END)
     if status in (204, 304) or 100 <= status < 200 or method == "HEAD":
-        return status, headers, b"", keep_alive
+        return status, head, b"", keep_alive
     if fields.get(b"transfer-encoding", b"").endswith(b"chunked"):
         chunks, position = [], start
         while True:
@@ -259,7 +274,7 @@ def parse_http_response(buffer: bytes | bytearray, eof: bool, method: str) -> Pa
                 # the last chunk: complete once the (possibly empty) trailer section ends
                 if buffer.find(_HEAD_END, line_end) < 0:
                     break
-                return status, headers, b"".join(chunks), keep_alive
+                return status, head, b"".join(chunks), keep_alive
             if len(buffer) < line_end + 2 + size + 2:
                 break
             chunks.append(bytes(buffer[line_end + 2 : line_end + 2 + size]))
@@ -270,11 +285,11 @@ def parse_http_response(buffer: bytes | bytearray, eof: bool, method: str) -> Pa
     if b"content-length" in fields:
         length = int(fields[b"content-length"])
         if len(buffer) - start >= length:
-            return status, headers, bytes(buffer[start : start + length]), keep_alive
+            return status, head, bytes(buffer[start : start + length]), keep_alive
         if eof:
             raise ValueError(f"connection closed after {len(buffer) - start} of {length} body bytes")
         return None
-    return (status, headers, bytes(buffer[start:]), False) if eof else None
+    return (status, head, bytes(buffer[start:]), False) if eof else None
 
 
 def _expire(waiter: asyncio.Future[Parsed]) -> None:
@@ -402,9 +417,13 @@ class LeanTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         body = await request.aread()
-        status, headers, content = await self.exchange(
+        status, head, content = await self.exchange(
             request.url, request.method, request.headers.raw, body, request.extensions.get("timeout", {}), request
         )
+        try:
+            headers = split_headers(head)
+        except ValueError as exc:
+            raise httpx.RemoteProtocolError(f"malformed response head: {exc}", request=request) from exc
         return httpx.Response(status, headers=headers, stream=httpx.ByteStream(content), request=request)
 
     async def exchange(
@@ -415,8 +434,8 @@ class LeanTransport(httpx.AsyncBaseTransport):
         body: bytes,
         timeouts: Mapping[str, float | None],
         request: httpx.Request | None = None,
-    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        """One request → (status, headers, body). ``headers`` must include Host and Content-Length.
+    ) -> tuple[int, bytes, bytes]:
+        """One request → (status, response head, body). ``headers`` must include Host and Content-Length.
 
         :class:`ChatClient` calls this directly: building and reading httpx Request and
         Response objects was a fifth of the harness CPU per call.
@@ -432,7 +451,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
         for _ in range(2):
             conn = self._take_idle(origin) or await self._open(scheme, host, origin[2], timeouts.get("connect"), request)
             try:
-                status, response_headers, content, keep_alive = await conn.exchange(payload, method, timeouts.get("read"))
+                status, head, content, keep_alive = await conn.exchange(payload, method, timeouts.get("read"))
             except _NoResponse as exc:
                 conn.close()
                 if conn.reused:
@@ -451,7 +470,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
                 self._give_back(origin, conn)
             else:
                 conn.close()
-            return status, response_headers, content
+            return status, head, content
         raise httpx.RemoteProtocolError("server closed the connection without a response", request=request)
 
     async def aclose(self) -> None:
@@ -586,10 +605,8 @@ class ChatClient:
             started = time.perf_counter()
             if isinstance(self._transport, LeanTransport):
                 headers = [*self._raw_headers, (b"Content-Length", str(len(payload)).encode())]
-                status, response_headers, content = await self._transport.exchange(
-                    self._url, "POST", headers, payload, self._extensions["timeout"]
-                )
-                retry_after = next((v.decode("latin-1") for k, v in response_headers if k.lower() == b"retry-after"), None)
+                status, head, content = await self._transport.exchange(self._url, "POST", headers, payload, self._extensions["timeout"])
+                retry_after = header_value(head, b"retry-after") if status >= 400 else None
             else:
                 request = httpx.Request("POST", self._url, headers=self._headers, content=payload, extensions=self._extensions)
                 response = await self._transport.handle_async_request(request)

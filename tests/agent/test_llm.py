@@ -183,14 +183,20 @@ def test_reused_connection_closed_by_the_server_is_retried_transparently():
 
 
 def test_lean_transport_reads_chunked_and_close_delimited_bodies():
-    from oracleproto.agent.llm import parse_http_response
+    from oracleproto.agent.llm import header_value, parse_http_response, split_headers
 
     chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nWiki\r\n5;x=1\r\npedia\r\n0\r\n\r\n"
-    assert parse_http_response(chunked, False, "POST") == (200, [(b"Transfer-Encoding", b"chunked")], b"Wikipedia", True)
+    status, head, body, keep_alive = parse_http_response(chunked, False, "POST")
+    assert (status, body, keep_alive) == (200, b"Wikipedia", True)
+    assert split_headers(head) == [(b"Transfer-Encoding", b"chunked")]
     assert parse_http_response(chunked[:-2], False, "POST") is None
     closing = b"HTTP/1.0 200 OK\r\nX: y\r\n\r\nbody"
     assert parse_http_response(closing, False, "POST") is None
-    assert parse_http_response(closing, True, "POST") == (200, [(b"X", b"y")], b"body", False)
+    assert parse_http_response(closing, True, "POST") == (200, b"HTTP/1.0 200 OK\r\nX: y", b"body", False)
+    told_to_close = b"HTTP/1.1 429 Too Many\r\nconnection:  Close\r\nRetry-After: 7\r\ncontent-length: 2\r\n\r\n{}"
+    status, head, body, keep_alive = parse_http_response(told_to_close, False, "POST")
+    assert (status, body, keep_alive) == (429, b"{}", False)
+    assert header_value(head, b"retry-after") == "7"
     with pytest.raises(ValueError, match="of 10 body bytes"):
         parse_http_response(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", True, "POST")
 
