@@ -2,8 +2,9 @@
 
 Setup: the loopback OpenAI-compatible server runs in its own process with a fixed reply
 latency (default 50 ms); every trial makes 2 web_search calls (an in-process backend that
-answers at once, so only the harness is measured) and then answers, i.e. 3 model calls per
-trial; the main-LLM channel has concurrency 5; the call cache records (the default mode).
+answers at once with two fixed hits, so only the harness is measured; the search side has
+its own bench, bench/search.py) and then answers, i.e. 3 model calls per trial; the
+main-LLM channel has concurrency 5; the call cache records (the default mode).
 
 Ideal throughput = concurrency / (calls per trial × latency): the model channel never idles.
 Harness CPU per trial = CPU time (user + sys) of this process during the evaluation,
@@ -36,10 +37,27 @@ from oracleproto.agent.settings import Budgets, Concurrency, EvalSettings, Model
 from oracleproto.evaluate import EvalJob, QuestionSet, evaluate_async  # noqa: E402
 from oracleproto.io import write_parquet  # noqa: E402
 from oracleproto.schema import QUESTION_SCHEMA  # noqa: E402
-from tests.agent.fakes import FakeSearch  # noqa: E402
+from oracleproto.agent.search import SearchHit, SearchOutcome  # noqa: E402
 from tests.test_evaluate_run import make_questions  # noqa: E402
 
 SEARCHES = 2
+
+
+class InstantSearch:
+    """A search backend that answers at once with two fixed hits: only the harness is timed."""
+
+    name = "instant"
+    hits = [
+        SearchHit(title=f"Report {i}", url=f"https://news.example/{i}", content=f"Background note {i}.", published_date="2026-01-0{i}")
+        for i in (1, 2)
+    ]
+
+    async def search(self, query, end_date, context):
+        audit = {"n_results_raw": 2, "n_results_kept": 2}
+        return SearchOutcome(query=query, end_date=end_date, hits=self.hits, answer=None, error=None, audit=audit)
+
+    async def aclose(self):
+        pass
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
@@ -57,7 +75,9 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     return process, f"http://127.0.0.1:{match.group(1)}"
 
 
-def evaluate_once(tmp: Path, name: str, n_questions: int, trials: int, base_url: str, concurrency: int, cache: str):
+def evaluate_once(
+    tmp: Path, name: str, n_questions: int, trials: int, base_url: str, concurrency: int, cache: str, transport: str = "lean"
+):
     questions = tmp / f"{name}.parquet"
     write_parquet(make_questions(n_questions, dt.date(2026, 3, 12)), questions, QUESTION_SCHEMA, sort_by=("id",))
     job = EvalJob(ModelSpec(label="bench/model", slug="bench/model", cutoff=dt.date(2025, 1, 31)), QuestionSet.load(questions))
@@ -71,12 +91,16 @@ def evaluate_once(tmp: Path, name: str, n_questions: int, trials: int, base_url:
     )
     env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-bench-0123456789abcdef"}
     times0, wall0 = os.times(), time.perf_counter()
-    summary = asyncio.run(evaluate_async([job], settings, tmp / name, env=env, search_factory=lambda c, s, e: FakeSearch()))
+    summary = asyncio.run(
+        evaluate_async([job], settings, tmp / name, env=env, search_factory=lambda c, s, e: InstantSearch(), http_transport=transport)
+    )
     times1 = os.times()
     return summary, time.perf_counter() - wall0, (times1.user - times0.user, times1.system - times0.system)
 
 
-def run(n_questions: int, trials: int, latency: float, concurrency: int, cache: str, repeats: int) -> dict[str, float]:
+def run(
+    n_questions: int, trials: int, latency: float, concurrency: int, cache: str, repeats: int, transport: str = "lean"
+) -> dict[str, float]:
     """Median over ``repeats`` of: throughput and total CPU/trial of a full evaluation, and the
     marginal CPU/trial (slope between a fifth-size and a full-size evaluation, which removes
     the per-run fixed costs: setup, stores, export, manifest)."""
@@ -85,13 +109,13 @@ def run(n_questions: int, trials: int, latency: float, concurrency: int, cache: 
     try:
         with tempfile.TemporaryDirectory() as tmp:
             # warm-up: module imports and first-use costs are paid once per process, not per trial
-            evaluate_once(Path(tmp), "warmup", 4, 1, base_url, concurrency, cache)
+            evaluate_once(Path(tmp), "warmup", 4, 1, base_url, concurrency, cache, transport)
             for repeat in range(repeats):
                 small, _, (user_s, system_s) = evaluate_once(
-                    Path(tmp), f"small{repeat}", max(1, n_questions // 5), trials, base_url, concurrency, cache
+                    Path(tmp), f"small{repeat}", max(1, n_questions // 5), trials, base_url, concurrency, cache, transport
                 )
                 summary, wall, (user, system) = evaluate_once(
-                    Path(tmp), f"full{repeat}", n_questions, trials, base_url, concurrency, cache
+                    Path(tmp), f"full{repeat}", n_questions, trials, base_url, concurrency, cache, transport
                 )
                 for result in (small, summary):
                     if result.errors or result.parsed != result.rows:
@@ -130,15 +154,16 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=5)
     parser.add_argument("--cache", default="record", choices=("record", "off"))
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--transport", default="lean", choices=("lean", "httpx"), help="model-call transport")
     args = parser.parse_args()
-    result = run(args.questions, args.trials, args.latency, args.concurrency, args.cache, args.repeats)
+    result = run(args.questions, args.trials, args.latency, args.concurrency, args.cache, args.repeats, args.transport)
     print(
         f"{result['trials']} trials: {result['throughput']:.2f} trials/s "
         f"(ideal {result['ideal']:.2f}, {100 * result['ratio']:.1f} %); harness CPU {result['cpu_ms_per_trial']:.2f} ms/trial "
         f"(user {result['user_ms_per_trial']:.2f} + sys {result['sys_ms_per_trial']:.2f}), "
         f"marginal {result['marginal_cpu_ms_per_trial']:.2f} ms/trial; best run {100 * result['best_ratio']:.1f} %, "
         f"{result['best_cpu_ms_per_trial']:.2f} ms/trial [median of {args.repeats}; latency {args.latency * 1000:.0f} ms, {SEARCHES} searches/trial, "
-        f"concurrency {args.concurrency}, cache {args.cache}, {os.cpu_count()} cores]"
+        f"concurrency {args.concurrency}, cache {args.cache}, transport {args.transport}, {os.cpu_count()} cores]"
     )
 
 

@@ -27,9 +27,12 @@ import pyarrow as pa
 from oracleproto.io import write_json, write_parquet
 from oracleproto.schema import CUTOFF_SKIP, TRIAL_SCHEMA
 
-STORE_SCHEMA_VERSION = "1"
+STORE_SCHEMA_VERSION = "2"
 TRIAL_SORT = ("model", "q_id", "trial")
 DATE_COLUMNS = tuple(f.name for f in TRIAL_SCHEMA if pa.types.is_date32(f.type))
+# Long text columns get their own SQLite columns: no second JSON escaping of the traces.
+TEXT_COLUMNS = ("raw_output", "messages", "tools", "search_calls")
+ROW_COLUMNS = tuple(name for name in TRIAL_SCHEMA.names if name not in TEXT_COLUMNS)
 
 
 class RunStoreError(RuntimeError):
@@ -49,18 +52,20 @@ def _json_default(value: Any) -> Any:
 
 
 def row_to_json(row: Mapping[str, Any]) -> str:
+    """The short columns of a trial row as JSON (the text columns are stored beside it)."""
     missing = [name for name in TRIAL_SCHEMA.names if name not in row]
     if missing:
         raise RunStoreError(f"trial row ({row.get('q_id')}, {row.get('trial')}) lacks column(s) {missing}")
-    return json.dumps({name: row[name] for name in TRIAL_SCHEMA.names}, default=_json_default, ensure_ascii=False)
+    return json.dumps({name: row[name] for name in ROW_COLUMNS}, default=_json_default, ensure_ascii=False)
 
 
-def row_from_json(text: str) -> dict[str, Any]:
+def row_from_json(text: str, texts: tuple[str | None, ...]) -> dict[str, Any]:
     row = json.loads(text)
     for name in DATE_COLUMNS:
         if row.get(name) is not None:
             row[name] = dt.date.fromisoformat(row[name])
-    return row
+    row.update(zip(TEXT_COLUMNS, texts))
+    return {name: row[name] for name in TRIAL_SCHEMA.names}
 
 
 def fingerprint_diff(old: Mapping[str, Any], new: Mapping[str, Any], prefix: str = "") -> list[str]:
@@ -89,11 +94,19 @@ class RunStore:
         self._conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS trials (q_id TEXT NOT NULL, trial INTEGER NOT NULL, error TEXT, "
-            "created_at TEXT NOT NULL, row TEXT NOT NULL, PRIMARY KEY (q_id, trial))"
+            "created_at TEXT NOT NULL, row TEXT NOT NULL, "
+            + ", ".join(f"{name} TEXT" for name in TEXT_COLUMNS)
+            + ", PRIMARY KEY (q_id, trial))"
         )
         stored_label = self._meta("label")
         if stored_label is not None and stored_label != label:
             raise RunStoreError(f"{self.path} holds model {stored_label!r}, not {label!r}")
+        stored_version = self._meta("store_schema_version")
+        if stored_version is not None and stored_version != STORE_SCHEMA_VERSION:
+            raise RunStoreError(
+                f"{self.path} has run-store schema {stored_version}, this version writes {STORE_SCHEMA_VERSION}: "
+                "use a new output directory"
+            )
         self._set_meta("label", label)
         self._set_meta("store_schema_version", STORE_SCHEMA_VERSION)
 
@@ -129,12 +142,14 @@ class RunStore:
             raise RunStoreError(f"row for model {row['model']!r} written to the store of {self.label!r}")
         created_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
         self._conn.execute(
-            "INSERT OR REPLACE INTO trials (q_id, trial, error, created_at, row) VALUES (?, ?, ?, ?, ?)",
-            (row["q_id"], row["trial"], row["error"], created_at, row_to_json(row)),
+            f"INSERT OR REPLACE INTO trials (q_id, trial, error, created_at, row, {', '.join(TEXT_COLUMNS)}) "
+            f"VALUES (?, ?, ?, ?, ?{', ?' * len(TEXT_COLUMNS)})",
+            (row["q_id"], row["trial"], row["error"], created_at, row_to_json(row), *(row[name] for name in TEXT_COLUMNS)),
         )
 
     def rows(self) -> list[dict[str, Any]]:
-        return [row_from_json(text) for (text,) in self._conn.execute("SELECT row FROM trials ORDER BY q_id, trial")]
+        query = f"SELECT row, {', '.join(TEXT_COLUMNS)} FROM trials ORDER BY q_id, trial"
+        return [row_from_json(text, tuple(texts)) for text, *texts in self._conn.execute(query)]
 
     def count(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0]

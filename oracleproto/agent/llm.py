@@ -88,9 +88,13 @@ def build_chat_request(
     return body
 
 
+# Compact ASCII JSON: the wire form of a request and of the stored trace. One encoder
+# object, not one per call (json.dumps builds a new one whenever options are not default).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def encode_json(value: Any) -> str:
-    """Compact ASCII JSON: the wire form of a request and of the stored trace."""
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 def encode_chat_request(body: Mapping[str, Any], messages_json: str | None = None) -> str:
