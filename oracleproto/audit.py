@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from oracleproto.parallel import ordered_map
 from oracleproto.schema import QUARANTINE_SCHEMA, QUESTION_SCHEMA, QUESTION_TYPES
 
 # Rule name → (field, what the rule requires). Order = precedence.
@@ -191,7 +192,7 @@ def _quarantine_rows(raw: pa.Table, positions: np.ndarray, rules: list[str], mes
     )
 
 
-AUDIT_CHUNK_ROWS = 200_000
+AUDIT_CHUNK_ROWS = 100_000
 
 
 def audit(raw: pa.Table, config: AuditConfig, chunk_rows: int = AUDIT_CHUNK_ROWS) -> AuditResult:
@@ -201,9 +202,8 @@ def audit(raw: pa.Table, config: AuditConfig, chunk_rows: int = AUDIT_CHUNK_ROWS
     the rows that passed."""
     n = raw.num_rows
     passed_parts, quarantine_parts = [], []
-    for start in range(0, max(n, 1), chunk_rows):
-        chunk = raw.slice(start, chunk_rows)
-        passed, rejected = _check_chunk(chunk, config)
+    chunks = (raw.slice(start, chunk_rows) for start in range(0, max(n, 1), chunk_rows))
+    for passed, rejected in ordered_map(lambda chunk: _check_chunk(chunk, config), chunks):
         passed_parts.append(passed)
         quarantine_parts.append(rejected)
     candidates = pa.concat_tables(passed_parts)

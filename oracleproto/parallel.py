@@ -1,0 +1,38 @@
+"""Ordered, bounded parallel map over a stream.
+
+pyarrow's compute kernels release the GIL, so per-batch work (parsing prompts, auditing a
+chunk) runs on both cores of a small machine when two batches are in flight. Results come
+back in input order, and at most ``workers + 1`` inputs are held at once, so streaming
+stays streaming.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
+
+In = TypeVar("In")
+Out = TypeVar("Out")
+
+
+def default_workers() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def ordered_map(fn: Callable[[In], Out], items: Iterable[In], workers: int | None = None) -> Iterator[Out]:
+    """``map(fn, items)`` on a thread pool: same order, bounded look-ahead."""
+    workers = workers or default_workers()
+    if workers == 1:
+        yield from map(fn, items)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending: deque[Future[Out]] = deque()
+        for item in items:
+            pending.append(pool.submit(fn, item))
+            if len(pending) > workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
