@@ -24,8 +24,10 @@ a trial becomes an error row with its classified kind.
 
 from __future__ import annotations
 
+from oracleproto.errors import OracleProtoError
 import asyncio
 import collections
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -80,7 +82,7 @@ LOG_FILE = "logs/evaluate.log"
 SEARCH_CHANNEL = "search"
 
 
-class EvaluationError(ValueError):
+class EvaluationError(OracleProtoError, ValueError):
     """Bad evaluation input (questions, jobs, settings); raised before any work starts."""
 
 
@@ -377,30 +379,40 @@ class MeteredSearch:
 SearchFactory = Callable[[CallCache, EvalSettings, Mapping[str, str]], Any]
 
 
-def default_search_factory(search_options: Mapping[str, Any] | None = None) -> SearchFactory:
-    """Build the configured backend (``archive`` / ``tavily``) and, for mode ``llm``, its leak detector."""
+def default_search_factory(cache: CallCache, settings: EvalSettings, env: Mapping[str, str]) -> Any:
+    """The configured backend (``archive`` / ``tavily``) and, for mode ``llm``, its leak detector.
 
-    def build(cache: CallCache, settings: EvalSettings, env: Mapping[str, str]) -> Any:
-        from oracleproto.agent.detector import DetectorSettings, LeakDetector
-        from oracleproto.agent.search import SearchSettings, make_backend
+    The backends read their own variables (``TAVILY_API_KEY``, ``TAVILY_BASE_URL``) from the
+    process environment; the detector reads ``DETECTOR_*`` from ``env``.
+    """
+    from oracleproto.agent.detector import DetectorSettings, LeakDetector
+    from oracleproto.agent.search import SearchSettings, make_backend
 
-        values = {
-            **dict(search_options or {}),
-            "max_results": settings.budgets.max_results,
-            "detector_mode": settings.detector,
-            "archive_path": settings.archive_path,
-        }
-        try:
-            search_settings = SearchSettings.from_mapping(values)
-            detector = None
-            if settings.detector == "llm":
-                detector_settings = DetectorSettings.from_env(env, require_endpoint=cache.mode != "replay")
-                detector = LeakDetector(detector_settings, cache)
-            return make_backend(settings.search_backend, search_settings, cache, detector)
-        except (ValueError, OSError) as exc:
-            raise SettingsError(f"search backend {settings.search_backend!r}: {exc}") from exc
+    values = {
+        **dict(settings.search_options),
+        "max_results": settings.budgets.max_results,
+        "detector_mode": settings.detector,
+        "archive_path": settings.archive_path,
+    }
+    try:
+        search_settings = SearchSettings.from_mapping(values)
+        detector = None
+        if settings.detector == "llm":
+            detector_settings = DetectorSettings.from_env(env, require_endpoint=cache.mode != "replay")
+            detector_settings = dataclasses.replace(detector_settings, concurrency=settings.concurrency.detector)
+            detector = LeakDetector(detector_settings, cache)
+        return make_backend(settings.search_backend, search_settings, cache, detector)
+    except (ValueError, OSError) as exc:
+        raise SettingsError(f"search backend {settings.search_backend!r}: {exc}") from exc
 
-    return build
+
+def detector_snapshot(settings: EvalSettings, env: Mapping[str, str], searching: bool) -> dict[str, Any] | None:
+    """The LLM leak detector's snapshot fields (model, prompt hash, call parameters), or None."""
+    if not searching or settings.detector != "llm" or not settings.search_enabled:
+        return None
+    from oracleproto.agent.detector import DetectorSettings
+
+    return DetectorSettings.from_env(env, require_endpoint=False).snapshot()
 
 
 def detector_fingerprint(settings: EvalSettings) -> str | None:
@@ -610,7 +622,7 @@ async def evaluate_async(
         settings.check_search_ready()
     endpoints: dict[str, Endpoint] = {job.label: resolve_endpoint(job.spec, env, need_key=not replaying) for job in api_jobs}
     key_envs = search_key_envs(settings) if api_jobs else []
-    snapshot = config_snapshot(settings, [job.spec for job in jobs], env, key_envs)
+    snapshot = config_snapshot(settings, [job.spec for job in jobs], env, key_envs, detector_snapshot(settings, env, bool(api_jobs)))
 
     out.mkdir(parents=True, exist_ok=True)
     handler = _attach_log(out)
@@ -622,7 +634,7 @@ async def evaluate_async(
         if api_jobs:
             cache = CallCache(cache_path or out / CACHE_FILE, settings.cache_mode, deferred=True)
             if settings.search_enabled:
-                backend = (search_factory or default_search_factory())(cache, settings, env)
+                backend = (search_factory or default_search_factory)(cache, settings, env)
         meter = ChannelMeter()
         if api_jobs and transport is None:
             transport = make_transport(http_transport, max_connections=settings.concurrency.llm * 2)
@@ -774,6 +786,7 @@ def settings_from_params(evaluate: Mapping[str, Any], delta_days: int = 1, **ove
             detector=values.get("detector", "heuristic"),
             cache_mode=values.get("cache", "record"),
             seed=values.get("seed", 0),
+            search_options=_mapping(values.get("search_options"), "evaluate.search_options"),
         )
     except TypeError as exc:
         raise SettingsError(f"params evaluate: {exc}") from exc

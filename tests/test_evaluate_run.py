@@ -363,6 +363,8 @@ def test_params_to_settings_and_specs():
     )
     assert settings.budgets.trials == 2 and settings.budgets.delta_days == 2
     assert settings.sampling.temperature == 0.2 and settings.concurrency.llm == 3
+    tuned = settings_from_params({"search": "tavily", "search_options": {"search_depth": "advanced"}})
+    assert tuned.search_options == {"search_depth": "advanced"}
     with pytest.raises(SettingsError, match="unknown key"):
         settings_from_params({"trails": 2})
     spec = model_spec_from_entry({"slug": "openai/gpt-4.1", "price_prompt_per_mtok": 2.0}, {"openai/gpt-4.1": "2024-06"})

@@ -93,7 +93,8 @@ def test_full_stack_thirty_by_three_then_offline_replay(tmp_path):
     chi_of = {r["event"]: r["end_time"] - dt.timedelta(days=1) for r in rows}
     settings = EvalSettings(search_backend="tavily", detector="llm")
     job = EvalJob(ModelSpec(label="vendor/model", slug="vendor/model", cutoff=dt.date(2025, 1, 31)), QuestionSet.load(path))
-    env = {"OPENAI_BASE_URL": "set-below", "OPENAI_API_KEY": MODEL_KEY, "TAVILY_API_KEY": ",".join(TAVILY_KEYS)}
+    env = {"OPENAI_BASE_URL": "set-below", "OPENAI_API_KEY": MODEL_KEY, "TAVILY_API_KEY": ",".join(TAVILY_KEYS),
+           "DETECTOR_MODEL": "det/model"}
     with OpenAIServer(researcher) as model, TavilyStub() as tavily, OpenAIServer(judge) as detector:
         for event, chi in chi_of.items():
             for n in (1, 2):
@@ -135,6 +136,10 @@ def test_full_stack_thirty_by_three_then_offline_replay(tmp_path):
         assert not any(gold in body for gold in MULTI_GOLDS)
         assert not any(key in body for key in (MODEL_KEY, DETECTOR_KEY, *TAVILY_KEYS))
 
+    snapshot = json.loads((tmp_path / "rec" / "manifest.json").read_text())["config_snapshot"]
+    assert snapshot["detector"]["leak_detector_model"] == "det/model"
+    assert snapshot["keys"]["TAVILY_API_KEY"].startswith("tvly…sha256:")
+
     # keys reach no artifact, no cache, no log
     for file in (tmp_path / "rec").rglob("*"):
         if file.is_file():
@@ -143,7 +148,7 @@ def test_full_stack_thirty_by_three_then_offline_replay(tmp_path):
 
     # replay: all three servers gone, no keys anywhere
     replay = EvalSettings(search_backend="tavily", detector="llm", cache_mode="replay")
-    evaluate([job], replay, tmp_path / "rep", env={}, cache_path=tmp_path / "rec" / "calls.sqlite",
+    evaluate([job], replay, tmp_path / "rep", env={"DETECTOR_MODEL": "det/model"}, cache_path=tmp_path / "rec" / "calls.sqlite",
              search_factory=stack_factory(None, None, replay=True))
     assert (tmp_path / "rec" / "trials.parquet").read_bytes() == (tmp_path / "rep" / "trials.parquet").read_bytes()
 
@@ -186,8 +191,8 @@ def test_detector_auth_failure_does_not_abort_the_run(tmp_path):
         for event, chi in chi_of.items():
             for n in (1, 2):
                 tavily.script(f"{event} angle {n}", results_for(chi))
-        summary = evaluate([job], settings, tmp_path / "run", env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": MODEL_KEY},
-                           sleep=no_sleep, search_factory=stack_factory(tavily.url, det.base_url))
+        summary = evaluate([job], settings, tmp_path / "run", sleep=no_sleep,
+                           env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": MODEL_KEY, "DETECTOR_MODEL": "det/model"}, search_factory=stack_factory(tavily.url, det.base_url))
     assert summary.rows == 9 and summary.errors == {}
     row = pq.read_table(tmp_path / "run" / "trials.parquet").to_pylist()[0]
     calls = json.loads(row["search_calls"])
@@ -218,8 +223,8 @@ def test_fault_storm_on_every_channel(tmp_path):
             Fault(429, headers={"Retry-After": "0"}, key=TAVILY_KEYS[0]), Fault(502),
             Fault(200, body={"results": []}, delay_s=0.5), Fault(200, body=b"<html>gateway</html>"),
         )
-        summary = evaluate([job], settings, tmp_path / "run", env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": MODEL_KEY},
-                           sleep=no_sleep, search_factory=stack_factory(tavily.url, det.base_url))
+        summary = evaluate([job], settings, tmp_path / "run", sleep=no_sleep,
+                           env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": MODEL_KEY, "DETECTOR_MODEL": "det/model"}, search_factory=stack_factory(tavily.url, det.base_url))
         served = set(model.state.faults_served) | {"det-" + f for f in det.state.faults_served}
     table = pq.read_table(tmp_path / "run" / "trials.parquet").to_pylist()
     assert summary.rows == 30 and len(table) == 30

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from oracleproto.errors import OracleProtoError
 import datetime as dt
 import hashlib
 import logging
@@ -55,7 +56,7 @@ PLACEHOLDER_KEYS = frozenset(
 )
 
 
-class SettingsError(ValueError):
+class SettingsError(OracleProtoError, ValueError):
     """Bad evaluation settings; the message names the parameter or variable."""
 
 
@@ -260,8 +261,12 @@ class EvalSettings:
     detector: str = "heuristic"
     cache_mode: str = "record"
     seed: int = 0
+    # further knobs of the search side (SearchSettings: search_depth, include_raw_content, …)
+    search_options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.search_options, Mapping):
+            raise SettingsError(f"search_options must be a mapping, got {type(self.search_options).__name__}")
         if self.search_backend not in SEARCH_BACKENDS:
             raise SettingsError(f"search backend must be one of {SEARCH_BACKENDS}, got {self.search_backend!r}")
         if self.detector not in DETECTOR_MODES:
@@ -328,12 +333,14 @@ def config_snapshot(
     models: Iterable[ModelSpec],
     env: Mapping[str, str],
     key_envs: Iterable[str] = (),
+    detector: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The redacted settings of a run (paper Table 22, ``config_snapshot``).
 
     Keys appear only as prefix + sha256-12, one value per variable: a comma-separated key
     pool is redacted as one string, so the snapshot does not reveal how many keys it holds.
-    Endpoint URLs are left out (environment, not artifact).
+    Endpoint URLs are left out (environment, not artifact). ``detector`` is the leak
+    detector's own snapshot (model, prompt hash, call parameters) when it is an LLM.
     """
     specs = sorted(models, key=lambda s: s.label)
     wanted_envs = sorted({s.api_key_env for s in specs if not s.is_baseline} | set(key_envs))
@@ -341,6 +348,7 @@ def config_snapshot(
     return {
         "settings": _plain(asdict(settings)),
         "models": [model_record(s) for s in specs],
+        "detector": dict(detector) if detector else None,
         "keys": keys,
     }
 
@@ -361,4 +369,4 @@ def resume_fingerprint(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     Concurrency, cache mode and keys may change between a run and its resumption.
     """
     settings = {k: v for k, v in snapshot["settings"].items() if k not in ("concurrency", "cache_mode")}
-    return {"settings": settings, "models": snapshot["models"]}
+    return {"settings": settings, "models": snapshot["models"], "detector": snapshot.get("detector")}

@@ -110,3 +110,27 @@ def test_httpx_transport_gives_the_same_answers(split, tmp_path):
     assert pq.read_table(tmp_path / "lean" / "trials.parquet", columns=columns).equals(
         pq.read_table(tmp_path / "httpx" / "trials.parquet", columns=columns)
     )
+
+
+def test_tavily_and_llm_detector_from_the_environment(split, tmp_path):
+    from tests.servers.tavily_server import TavilyStub, result
+    from tests.test_evaluate_stack import judge, researcher
+
+    directory, params = split
+    events = [r["event"] for r in make_questions(6).to_pylist()]
+    with OpenAIServer(researcher) as model, TavilyStub() as tavily, OpenAIServer(judge) as detector:
+        for event in events:
+            for n in (1, 2):
+                tavily.script(f"{event} angle {n}", [result("Old news", "https://o.example", "Earlier report.", "2024-01-01")])
+        env = {
+            "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": KEY,
+            "TAVILY_BASE_URL": tavily.url, "TAVILY_API_KEY": "tvly-cli-key-0123456789",
+            "DETECTOR_BASE_URL": detector.base_url, "DETECTOR_API_KEY": "sk-det-cli-0123456789", "DETECTOR_MODEL": "det/m",
+        }
+        result_ = invoke(["--questions", str(directory / "test.parquet"), "--model", "vendor/model", "--params", str(params),
+                          "--search", "tavily", "--detector", "llm", "--out", str(tmp_path / "o")], env)
+    assert result_.exit_code == 0, result_.output
+    assert len(tavily.searches()) == 24 and len(detector.requests) == 24  # 6 questions × 2 trials × 2 searches
+    table = pq.read_table(tmp_path / "o" / "trials.parquet").to_pylist()
+    calls = json.loads(table[0]["search_calls"])
+    assert calls[0]["detector_verdicts"] == ["keep"] and calls[0]["end_date"] == str(table[0]["prediction_cutoff"])
