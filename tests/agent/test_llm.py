@@ -326,3 +326,41 @@ def test_semaphore_caps_concurrency():
         with OpenAIServer(slow_brain) as server:
             run(many(server, make_transport(kind)))
         assert in_flight["max"] == 3
+
+
+def test_http10_server_without_content_length():
+    """A bare stdlib server: HTTP/1.0, no Content-Length, body ends when the connection closes."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Plain(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            reply = content_reply("\\boxed{No}", body)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(json.dumps(reply).encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Plain)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+
+    class Address:
+        base_url = f"http://127.0.0.1:{server.server_address[1]}"
+
+    try:
+        async def twice():
+            client = ChatClient(Endpoint(Address.base_url, KEY), Sampling(), CallCache(None, "off"), semaphore=asyncio.Semaphore(1))
+            try:
+                return [await client.complete(SPEC, MESSAGES, [], CallContext("m", f"q{i}", 1, 1)) for i in range(2)]
+            finally:
+                await client.aclose()
+
+        results = run(twice())
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [r.message["content"] for r in results] == ["\\boxed{No}"] * 2
