@@ -12,6 +12,11 @@ key and the cache holds no secret. Transport and HTTP failures are retried per
 :data:`~oracleproto.agent.errors.LLM_RETRY`; what is left is raised as a
 :class:`~oracleproto.agent.errors.CallError` (``AuthError`` for 401/403) whose message has
 been scrubbed of keys.
+
+Calls go through an httpx transport: by default :class:`LeanTransport` (HTTP/1.1 keep-alive
+on an asyncio Protocol, a tenth of httpcore's CPU per call), or httpx's own pool
+(``make_transport("httpx")``). The body of each call is JSON-encoded once and serves both
+as the cache key material and as the bytes on the wire.
 """
 
 from __future__ import annotations
@@ -380,7 +385,8 @@ class LeanTransport(httpx.AsyncBaseTransport):
     chunked or read-until-close bodies, TLS, idle-connection reuse with one retry when a
     reused connection turns out closed before any response byte. Failures surface as the
     httpx exceptions (ConnectError, ReadTimeout, RemoteProtocolError, …) that
-    :func:`~oracleproto.agent.errors.classify` knows.
+    :func:`~oracleproto.agent.errors.classify` knows. Neither transport goes through a
+    proxy (model endpoints are called directly).
     """
 
     def __init__(self, max_idle_per_origin: int = 20) -> None:
@@ -523,7 +529,7 @@ def make_transport(kind: str = "lean", max_connections: int = 10) -> httpx.Async
     if kind == "lean":
         return LeanTransport()
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    return httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
+    return httpx.AsyncHTTPTransport(limits=limits)
 
 
 def describe_failure(exc: BaseException) -> str:
@@ -533,9 +539,9 @@ def describe_failure(exc: BaseException) -> str:
 class ChatClient:
     """Chat-completions calls for the models of one endpoint, under a shared semaphore.
 
-    Requests are ``httpx.Request`` objects sent straight to an httpx transport (the
-    client-level cookie, auth and redirect machinery is not needed for one JSON POST and
-    costs CPU on every call).
+    Requests go straight to the transport, not through ``httpx.AsyncClient``: its cookie,
+    auth and redirect machinery is not needed for one JSON POST and costs CPU on every
+    call. With :class:`LeanTransport` even the Request/Response objects are skipped.
     """
 
     def __init__(
