@@ -7,6 +7,7 @@ saying whether it was admitted and why not.
 
 from __future__ import annotations
 
+from oracleproto.errors import OracleProtoError
 import calendar
 import datetime as dt
 import re
@@ -25,7 +26,7 @@ _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
 
 
-class AdmissionError(ValueError):
+class AdmissionError(OracleProtoError, ValueError):
     """Bad admission parameters (a cutoff that is not a date, δ < 1, …)."""
 
 

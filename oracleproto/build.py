@@ -27,7 +27,6 @@ from oracleproto.audit import QUESTION_SORT, AuditConfig, audit, quarantine_with
 from oracleproto.io import json_text, read_parquet, write_json, write_parquet, write_parquet_parts
 from oracleproto.schema import ADMISSION_LOG_SCHEMA, QUARANTINE_SCHEMA, QUESTION_SCHEMA, RAW_SCHEMA
 from oracleproto.sources import RAW_COLUMNS, SourceError, open_source
-from oracleproto.validation import check_questions
 
 RAW_ROWS = Path("raw/rows.parquet")
 RAW_SOURCE = Path("raw/source.json")
@@ -120,6 +119,8 @@ def run_audit(raw_dir: Path, params: Mapping[str, Any], out: Path) -> dict[str, 
         outcome_markers=params.get("outcome_markers") or (),
     )
     result = audit(raw, config)
+    from oracleproto.validation import check_questions  # pandera: imported only by the stage that validates
+
     check_questions(result.questions)
     quarantine = quarantine_with_originals(result.quarantine, _originals(raw_path, result.quarantine.column("source_row")))
     templates = info.get("prompt_templates")

@@ -18,6 +18,7 @@ null, never a missing key.
 
 from __future__ import annotations
 
+from oracleproto.errors import OracleProtoError
 import datetime as dt
 import hashlib
 import json
@@ -123,7 +124,7 @@ SFT_TRIAL_COLUMNS = (
 )  # fmt: skip
 
 
-class ExportError(ValueError):
+class ExportError(OracleProtoError, ValueError):
     """A trial or question cannot be exported; the message names the row, field and rule."""
 
 

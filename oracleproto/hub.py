@@ -11,6 +11,7 @@ data/ layout, no clock, no host data): the same inputs give a byte-identical fol
 
 from __future__ import annotations
 
+from oracleproto.errors import OracleProtoError
 import hashlib
 import os
 import re
@@ -45,7 +46,7 @@ TRUTHY = ("1", "ON", "YES", "TRUE")
 HEADING = re.compile(r"^#{1,4} ")
 
 
-class HubError(ValueError):
+class HubError(OracleProtoError, ValueError):
     """A hub folder cannot be built or published; the message says what and why."""
 
 

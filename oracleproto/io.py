@@ -7,6 +7,7 @@ metadata, no timestamps, no host data), written to a temp file then renamed.
 
 from __future__ import annotations
 
+from oracleproto.errors import OracleProtoError
 import csv
 import io
 import json
@@ -35,7 +36,7 @@ _PARQUET_OPTIONS = dict(
 ROW_GROUP_SIZE = 1_000_000
 
 
-class SourceReadError(RuntimeError):
+class SourceReadError(OracleProtoError, RuntimeError):
     """A file could not be read; the message names the path and the cause."""
 
 

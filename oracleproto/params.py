@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from oracleproto.errors import OracleProtoError
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import yaml
 DEFAULT_PARAMS = Path("params.yaml")
 
 
-class ParamsError(ValueError):
+class ParamsError(OracleProtoError, ValueError):
     pass
 
 

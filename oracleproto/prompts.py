@@ -17,6 +17,7 @@ injection directives of Table 13, and the status text carried by tool errors.
 
 from __future__ import annotations
 
+from oracleproto.errors import OracleProtoError
 import datetime as dt
 import hashlib
 import json
@@ -80,7 +81,7 @@ DEFAULT_TEMPLATES: dict[str, str] = {
 }
 
 
-class TemplateError(ValueError):
+class TemplateError(OracleProtoError, ValueError):
     """Templates that cannot render: a missing key, a bad placeholder, a bad question."""
 
 

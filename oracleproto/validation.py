@@ -6,6 +6,7 @@ CLI and the stages can print exactly what is wrong; ``check_questions`` raises o
 
 from __future__ import annotations
 
+from oracleproto.errors import OracleProtoError
 import json
 from dataclasses import dataclass
 
@@ -143,7 +144,7 @@ def validate_questions(table: pa.Table) -> list[Failure]:
     return failures
 
 
-class QuestionTableError(ValueError):
+class QuestionTableError(OracleProtoError, ValueError):
     def __init__(self, failures: list[Failure]) -> None:
         self.failures = failures
         lines = [str(f) for f in failures[:20]]

@@ -6,14 +6,10 @@ from collections.abc import Callable
 
 def run_stage(main: Callable[[], None]) -> None:
     """Run a stage; a known failure prints one line naming its cause and exits 1."""
-    from oracleproto.admission import AdmissionError
-    from oracleproto.io import SourceReadError
-    from oracleproto.params import ParamsError
-    from oracleproto.sources import SourceError
-    from oracleproto.validation import QuestionTableError
+    from oracleproto.errors import OracleProtoError
 
     try:
         main()
-    except (SourceError, SourceReadError, ParamsError, AdmissionError, QuestionTableError) as exc:
+    except OracleProtoError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(1)

@@ -1,10 +1,9 @@
 """DVC stage `export`: data/eval/trials.parquet + data/splits/ → data/export/
 (sft.parquet, sft_openai.jsonl, rl.parquet, summary.json)."""
 
-import sys
 from pathlib import Path
 
-from oracleproto.export import ExportError, export_settings, run_export
+from oracleproto.export import export_settings, run_export
 from oracleproto.params import load_params
 from pipeline import run_stage
 
@@ -14,10 +13,7 @@ OUT = Path("data/export")
 
 
 def main() -> None:
-    try:
-        run_export(TRIALS, SPLITS, OUT, export_settings(load_params()))
-    except ExportError as exc:
-        sys.exit(f"error: {exc}")
+    run_export(TRIALS, SPLITS, OUT, export_settings(load_params()))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,10 @@
 """DVC stage `score`: data/eval/trials.parquet → metrics/ (summary.json is the metrics file)."""
 
-import sys
 from pathlib import Path
 
-from oracleproto.io import SourceReadError
 from oracleproto.metrics.scorer import options_from_params, score_file, write_outputs
-from oracleproto.metrics.validate import TrialTableError
-from oracleproto.params import ParamsError, load_params, section
+from oracleproto.params import load_params, section
+from pipeline import run_stage
 
 TRIALS = Path("data") / "eval" / "trials.parquet"
 OUT = Path("metrics")
@@ -18,8 +16,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (SourceReadError, TrialTableError, ParamsError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(1)
+    run_stage(main)

@@ -15,6 +15,7 @@ call cache; the leak detector's calls on archive hits still are.
 
 from __future__ import annotations
 
+from oracleproto.errors import OracleProtoError
 import os
 from dataclasses import dataclass
 from datetime import date
@@ -42,7 +43,7 @@ ARCHIVE_COLUMNS = ("doc_id", "url", "title", "published_date", "content")
 SCORE_DECIMALS = 4  # scores are shown rounded so float noise never reorders or changes bytes
 
 
-class ArchiveError(ValueError):
+class ArchiveError(OracleProtoError, ValueError):
     """The archive file breaks its contract; the message names the file, row and field."""
 
 

@@ -16,6 +16,7 @@ the call is tried again, which is what resuming a run with error rows needs.
 
 from __future__ import annotations
 
+from oracleproto.errors import OracleProtoError
 import hashlib
 import json
 import sqlite3
@@ -31,7 +32,7 @@ CACHE_MODES: tuple[str, ...] = ("record", "replay", "off")
 ERROR_ENTRY = "__call_error__"
 
 
-class ReplayMissError(RuntimeError):
+class ReplayMissError(OracleProtoError, RuntimeError):
     """Replay mode met a call that was never recorded."""
 
 

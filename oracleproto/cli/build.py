@@ -8,12 +8,10 @@ from typing import Optional
 
 import typer
 
-from oracleproto.admission import AdmissionError
 from oracleproto.cli.app import app, fail
-from oracleproto.io import SourceReadError, read_table
-from oracleproto.params import ParamsError, load_params, section
-from oracleproto.sources import SourceError
-from oracleproto.validation import QuestionTableError, validate_questions
+from oracleproto.errors import OracleProtoError
+from oracleproto.io import read_table
+from oracleproto.params import load_params, section
 
 
 @app.command(
@@ -38,7 +36,7 @@ def build(
         ingest = section(config, "ingest")
         uri = source or ingest.get("source") or "sample"
         result = run_build(uri, config, out)
-    except (SourceError, SourceReadError, ParamsError, AdmissionError, QuestionTableError) as exc:
+    except OracleProtoError as exc:
         fail(str(exc))
         return
     report = result["audit"]
@@ -64,9 +62,11 @@ def validate(path: Path = typer.Argument(..., help="A question table (.parquet o
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from oracleproto.validation import validate_questions
+
     try:
         table = read_table(path)
-    except SourceReadError as exc:
+    except OracleProtoError as exc:
         fail(str(exc))
         return
     if "end_time" in table.column_names and pa.types.is_string(table.schema.field("end_time").type):

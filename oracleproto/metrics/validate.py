@@ -9,6 +9,7 @@ by (model, q_id, trial).
 
 from __future__ import annotations
 
+from oracleproto.errors import OracleProtoError
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,7 +26,7 @@ BELIEF_FIELD = pa.field("belief", pa.list_(pa.float64()))
 MAX_ROWS_NAMED = 3  # offending rows quoted per rule
 
 
-class TrialTableError(ValueError):
+class TrialTableError(OracleProtoError, ValueError):
     """The trial table breaks the scorer's contract; the message names rule, field and rows."""
 
 

@@ -11,6 +11,7 @@ unnormalised), ``level``, ``parse_error`` (why a row could not be read into fiel
 
 from __future__ import annotations
 
+from oracleproto.errors import OracleProtoError
 import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from oracleproto.schema import RAW_SCHEMA
 RAW_COLUMNS = tuple(name for name in RAW_SCHEMA.names if name != "raw")
 
 
-class SourceError(RuntimeError):
+class SourceError(OracleProtoError, RuntimeError):
     """A source could not be opened or read: one line naming the source and the cause."""
 
 
