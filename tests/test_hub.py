@@ -16,7 +16,7 @@ from oracleproto.build import build as build_corpus
 from oracleproto.export import ExportSettings, run_export
 from oracleproto.io import write_json, write_parquet
 from oracleproto.schema import QUESTION_SCHEMA, TRIAL_SCHEMA
-from pipeline.publish import Layout, PublishParams, build as build_hub_folder
+from oracleproto.hubdir import Layout, PublishParams, build as build_hub_folder
 
 CARDS = Path(__file__).resolve().parents[1] / "cards"
 QUESTIONS = [
