@@ -50,7 +50,7 @@ class _ProgressDisplay:
 
         self.progress = Progress(
             TextColumn("evaluate"),
-            BarColumn(),
+            BarColumn(bar_width=24),
             MofNCompleteColumn(),
             ChannelsColumn(),
             TimeElapsedColumn(),
