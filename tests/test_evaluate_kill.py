@@ -65,7 +65,7 @@ def test_sigkill_at_three_points_then_resume(tmp_path):
         lambda s: len(stored_rows(out)) >= 30,  # mid-run
         lambda s: len(stored_rows(out)) >= 75,  # near the end
     ]
-    with OpenAIServer(SearchThenAnswer(searches=0), latency_s=0.03) as server:
+    with OpenAIServer(SearchThenAnswer(searches=0), latency_s=0.05) as server:
         before_each_kill = []
         for point in kill_points:
             process = start(out, questions, server)
