@@ -493,9 +493,9 @@ def build_manifest(
 
 @dataclass
 class _Run:
-    jobs: Sequence[EvalJob]
+    """The state of one run: clients, stores, prompt and base-rate caches, progress."""
+
     settings: EvalSettings
-    out: Path
     clients: dict[str, ChatClient]
     search: MeteredSearch | None
     stores: dict[str, RunStore]
@@ -648,7 +648,7 @@ async def evaluate_async(
         search = MeteredSearch(backend, asyncio.Semaphore(settings.concurrency.search), meter) if backend is not None else None
 
         state = ProgressState(in_flight=meter.in_flight)
-        run = _Run(jobs, settings, out, clients, search, stores, state, progress, cache)
+        run = _Run(settings, clients, search, stores, state, progress, cache)
         pending: collections.deque[tuple[EvalJob, QuestionRecord, int]] = collections.deque()
         n_trials = settings.budgets.trials
         delta = settings.budgets.delta_days
