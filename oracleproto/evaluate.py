@@ -33,6 +33,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -890,3 +891,21 @@ def run_dir_for(jobs: Sequence[EvalJob], settings: EvalSettings, runs_dir: str |
     """``runs_dir/<run key>``: the same params and inputs resume the same run state."""
     snapshot = config_snapshot(settings, [job.spec for job in jobs], {})
     return Path(runs_dir) / run_key(jobs, settings, snapshot)
+
+
+def prune_run_dir(run_dir: str | os.PathLike[str]) -> None:
+    """After a successful stage run, drop what only an interrupted run needs.
+
+    The per-model stores (resume state, with wall-clock ``created_at``) and the exported
+    copies go; the call cache stays, with the log of the run that filled it, so a forced
+    re-run replays recorded calls instead of paying for them again. A run without model
+    calls (baselines only) leaves nothing behind.
+    """
+    run_dir = Path(run_dir)
+    shutil.rmtree(run_dir / "db", ignore_errors=True)
+    for name in (TRIALS_FILE, MANIFEST_FILE):
+        (run_dir / name).unlink(missing_ok=True)
+    if not (run_dir / CACHE_FILE).exists():
+        shutil.rmtree(run_dir / Path(LOG_FILE).parent, ignore_errors=True)
+        if run_dir.exists() and not any(run_dir.iterdir()):
+            run_dir.rmdir()

@@ -1,8 +1,9 @@
 """DVC stage `evaluate`: data/splits/ → data/eval/trials.parquet + data/eval/manifest.json.
 
 The run state (per-model stores, call cache, log) lives in runs/evaluate/<run key>/, so a
-crashed or interrupted stage resumes when re-run with the same params; the two artifacts
-are then copied into data/eval/.
+crashed or interrupted stage resumes when re-run with the same params. On success the two
+artifacts are copied into data/eval/ and the resume state is pruned (the call cache of
+model calls is kept, so a forced re-run replays instead of paying again).
 """
 
 import shutil
@@ -10,7 +11,16 @@ import sys
 from pathlib import Path
 
 from oracleproto.agent.settings import SettingsError
-from oracleproto.evaluate import MANIFEST_FILE, TRIALS_FILE, EvaluationAborted, EvaluationError, evaluate, plan_from_params, run_dir_for
+from oracleproto.evaluate import (
+    MANIFEST_FILE,
+    TRIALS_FILE,
+    EvaluationAborted,
+    EvaluationError,
+    evaluate,
+    plan_from_params,
+    prune_run_dir,
+    run_dir_for,
+)
 from oracleproto.io import atomic_path
 from oracleproto.params import load_params
 from oracleproto.runstore import RunStoreError
@@ -29,6 +39,7 @@ def main() -> None:
         for name in (TRIALS_FILE, MANIFEST_FILE):
             with atomic_path(OUT / name) as tmp:
                 shutil.copyfile(run_dir / name, tmp)
+        prune_run_dir(run_dir)
     except (SettingsError, EvaluationError, EvaluationAborted, RunStoreError) as exc:
         sys.exit(f"error: {exc}")
     print(summary.line())

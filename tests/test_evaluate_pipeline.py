@@ -9,6 +9,7 @@ import pipeline.evaluate as stage
 from oracleproto.agent.settings import SettingsError
 from oracleproto.evaluate import EvaluationError, plan_from_params
 from oracleproto.io import write_parquet
+from oracleproto.runstore import RunStore
 from oracleproto.schema import QUESTION_SCHEMA
 from tests.test_evaluate_run import make_questions
 
@@ -62,8 +63,32 @@ def test_stage_writes_the_two_artifacts_and_is_repeatable(splits, tmp_path, monk
     stage.main()
     first = {name: (tmp_path / "data" / "eval" / name).read_bytes() for name in ("trials.parquet", "manifest.json")}
     assert pq.read_table(tmp_path / "data" / "eval" / "trials.parquet").num_rows == 2 * 4 * 4 * 2
-    # re-run: everything is accounted for in runs/evaluate/<key>, the artifacts come out identical
+    # a baselines-only run leaves no run state behind (nothing to resume, no calls to replay)
+    assert not any((tmp_path / "runs" / "evaluate").iterdir())
+    # re-run: the artifacts come out identical
     (tmp_path / "data" / "eval" / "trials.parquet").unlink()
     stage.main()
     assert all((tmp_path / "data" / "eval" / name).read_bytes() == data for name, data in first.items())
-    assert len(list((tmp_path / "runs" / "evaluate").iterdir())) == 1
+
+
+def test_interrupted_stage_keeps_its_state_and_resumes(splits, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text("admit:\n  models: {a/old: '2024-06'}\nevaluate:\n  trials: 2\n  search: none\n")
+    calls = []
+    real_put = RunStore.put
+
+    def failing_put(store, row):
+        calls.append(row["q_id"])
+        if len(calls) == 5:
+            raise KeyboardInterrupt  # the stage is interrupted mid-run
+        real_put(store, row)
+
+    monkeypatch.setattr(RunStore, "put", failing_put)
+    with pytest.raises(KeyboardInterrupt):
+        stage.main()
+    (run_dir,) = (tmp_path / "runs" / "evaluate").iterdir()
+    assert (run_dir / "db").exists()  # resume state kept
+    monkeypatch.setattr(RunStore, "put", real_put)
+    stage.main()
+    table = pq.read_table(tmp_path / "data" / "eval" / "trials.parquet")
+    assert table.num_rows == 4 * 4 * 2 and not run_dir.exists()
