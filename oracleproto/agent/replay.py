@@ -50,8 +50,12 @@ class CallContext:
         return f"model={self.model} q_id={self.q_id} trial={self.trial} step={self.step} seq={self.seq}"
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _CANONICAL.encode(obj)
 
 
 def call_key(channel: str, request: dict[str, Any], context: CallContext, request_text: str | None = None) -> str:
@@ -60,15 +64,8 @@ def call_key(channel: str, request: dict[str, Any], context: CallContext, reques
     ``request_text`` is ``canonical_json(request)`` when the caller already has it (the
     model client serialises each body once, for the key and for the wire).
     """
-    where = {
-        "channel": channel,
-        "model": context.model,
-        "q_id": context.q_id,
-        "trial": context.trial,
-        "step": context.step,
-        "seq": context.seq,
-    }
-    digest = hashlib.sha256(canonical_json(where).encode())
+    where = [channel, context.model, context.q_id, context.trial, context.step, context.seq]
+    digest = hashlib.sha256(_COMPACT.encode(where).encode())
     digest.update(b"\n")
     digest.update((request_text if request_text is not None else canonical_json(request)).encode())
     return digest.hexdigest()
@@ -123,7 +120,7 @@ class CallCache:
         if self._conn is None:
             return
         # stored values need not be canonical (only keys do): plain, fast serialisation
-        self._pending[key] = (key, channel, context.describe(), json.dumps(response, separators=(",", ":")))
+        self._pending[key] = (key, channel, context.describe(), _COMPACT.encode(response))
         if not self._deferred:
             self.flush()
 
