@@ -151,6 +151,10 @@ def canonical_assistant_message(raw: Mapping[str, Any], step: int) -> dict[str, 
     call without an id gets ``call_<step>_<i>`` so its tool reply can refer to it.
     """
     content = raw.get("content")
+    if isinstance(content, list):  # content parts: keep the text ones, in order
+        content = "".join(
+            str(part.get("text") or "") for part in content if isinstance(part, Mapping) and part.get("type") in ("text", "output_text")
+        )
     message: dict[str, Any] = {"role": "assistant", "content": content if isinstance(content, str) else None}
     calls = []
     for index, call in enumerate(raw.get("tool_calls") or []):

@@ -130,6 +130,11 @@ def test_canonical_assistant_message_normalises_tool_calls():
     }
 
 
+def test_content_parts_are_joined_as_text():
+    raw = {"role": "assistant", "content": [{"type": "text", "text": "I think "}, {"type": "image_url"}, {"type": "text", "text": "\\boxed{A}"}]}
+    assert canonical_assistant_message(raw, 1) == {"role": "assistant", "content": "I think \\boxed{A}"}
+
+
 def test_in_band_error_is_classified():
     with pytest.raises(CallError) as info:
         check_response_body({"error": {"code": 429, "message": "slow down"}})
