@@ -87,7 +87,7 @@ class EvaluationError(OracleProtoError, ValueError):
     """Bad evaluation input (questions, jobs, settings); raised before any work starts."""
 
 
-class EvaluationAborted(RuntimeError):
+class EvaluationAborted(OracleProtoError, RuntimeError):
     """The run stopped: auth failure, replay miss or browsing barrier. Finished trials are kept."""
 
 

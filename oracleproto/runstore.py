@@ -24,6 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from oracleproto.errors import OracleProtoError
 from oracleproto.io import write_json, write_parquet
 from oracleproto.schema import CUTOFF_SKIP, TRIAL_SCHEMA
 
@@ -35,7 +36,7 @@ TEXT_COLUMNS = ("raw_output", "messages", "tools", "search_calls")
 ROW_COLUMNS = tuple(name for name in TRIAL_SCHEMA.names if name not in TEXT_COLUMNS)
 
 
-class RunStoreError(RuntimeError):
+class RunStoreError(OracleProtoError, RuntimeError):
     """A store that cannot be used as asked (settings changed, bad row)."""
 
 

@@ -7,23 +7,11 @@ model calls is kept, so a forced re-run replays instead of paying again).
 """
 
 import shutil
-import sys
 from pathlib import Path
 
-from oracleproto.agent.settings import SettingsError
-from oracleproto.evaluate import (
-    MANIFEST_FILE,
-    TRIALS_FILE,
-    EvaluationAborted,
-    EvaluationError,
-    evaluate,
-    plan_from_params,
-    prune_run_dir,
-    run_dir_for,
-)
+from oracleproto.evaluate import MANIFEST_FILE, TRIALS_FILE, evaluate, plan_from_params, prune_run_dir, run_dir_for
 from oracleproto.io import atomic_path
 from oracleproto.params import load_params
-from oracleproto.runstore import RunStoreError
 from pipeline import run_stage
 
 SPLITS = Path("data/splits")
@@ -32,16 +20,13 @@ RUNS = Path("runs/evaluate")
 
 
 def main() -> None:
-    try:
-        settings, jobs = plan_from_params(load_params(), SPLITS)
-        run_dir = run_dir_for(jobs, settings, RUNS)
-        summary = evaluate(jobs, settings, run_dir)
-        for name in (TRIALS_FILE, MANIFEST_FILE):
-            with atomic_path(OUT / name) as tmp:
-                shutil.copyfile(run_dir / name, tmp)
-        prune_run_dir(run_dir)
-    except (SettingsError, EvaluationError, EvaluationAborted, RunStoreError) as exc:
-        sys.exit(f"error: {exc}")
+    settings, jobs = plan_from_params(load_params(), SPLITS)
+    run_dir = run_dir_for(jobs, settings, RUNS)
+    summary = evaluate(jobs, settings, run_dir)
+    for name in (TRIALS_FILE, MANIFEST_FILE):
+        with atomic_path(OUT / name) as tmp:
+            shutil.copyfile(run_dir / name, tmp)
+    prune_run_dir(run_dir)
     print(summary.line())
 
 

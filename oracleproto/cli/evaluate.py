@@ -107,19 +107,16 @@ def evaluate(
     progress: bool = typer.Option(True, help="Show a progress bar on stderr."),
 ) -> None:
     """Evaluate MODEL(s) on QUESTIONS: n trials per question, search masked to τ − δ, resumable, recorded."""
-    from oracleproto.admission import AdmissionError
-    from oracleproto.agent.settings import SettingsError
+    from oracleproto.errors import OracleProtoError
     from oracleproto.evaluate import (
         EvalJob,
         EvaluationAborted,
-        EvaluationError,
         QuestionSet,
         evaluate as run_evaluation,
         model_spec_from_entry,
         settings_from_params,
     )
-    from oracleproto.params import ParamsError, load_params, section
-    from oracleproto.runstore import RunStoreError
+    from oracleproto.params import load_params, section
 
     try:
         config = load_params(params)
@@ -152,7 +149,7 @@ def evaluate(
             EvalJob(spec=model_spec_from_entry(entries.get(slug, slug), cutoffs), questions=question_set, train=train_set)
             for slug in model
         ]
-    except (SettingsError, ParamsError, EvaluationError, AdmissionError, ValueError) as exc:
+    except (OracleProtoError, ValueError) as exc:
         fail(str(exc))
         return
 
@@ -167,7 +164,7 @@ def evaluate(
     except EvaluationAborted as exc:
         fail(str(exc), code=ABORT_EXIT_CODE)
         return
-    except (SettingsError, EvaluationError, RunStoreError) as exc:
+    except OracleProtoError as exc:
         fail(str(exc))
         return
     typer.echo(summary.line())

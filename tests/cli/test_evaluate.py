@@ -134,3 +134,11 @@ def test_tavily_and_llm_detector_from_the_environment(split, tmp_path):
     table = pq.read_table(tmp_path / "o" / "trials.parquet").to_pylist()
     calls = json.loads(table[0]["search_calls"])
     assert calls[0]["detector_verdicts"] == ["keep"] and calls[0]["end_date"] == str(table[0]["prediction_cutoff"])
+
+
+def test_replay_without_a_recording_is_one_line(split, tmp_path):
+    directory, params = split
+    result = invoke(["--questions", str(directory / "test.parquet"), "--model", "vendor/model", "--params", str(params),
+                     "--out", str(tmp_path / "o"), "--cache", "replay"])
+    assert result.exit_code == 1
+    assert result.output.startswith("error: replay mode: no recorded calls at ")
