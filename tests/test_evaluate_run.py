@@ -190,6 +190,17 @@ def test_record_then_replay_offline_is_byte_identical(questions_path, tmp_path):
     assert (tmp_path / "rec" / "trials.parquet").read_bytes() == (tmp_path / "rep" / "trials.parquet").read_bytes()
 
 
+def test_replay_in_place_rederives_every_trial(questions_path, tmp_path):
+    with OpenAIServer(SearchThenAnswer(searches=2)) as server:
+        run_api(questions_path, tmp_path / "run", server)
+    recorded = (tmp_path / "run" / "trials.parquet").read_bytes()
+    (tmp_path / "run" / "trials.parquet").unlink()
+    replay = EvalSettings(search_backend="archive", archive_path="unused-by-fake", detector="off", cache_mode="replay")
+    summary, _ = run_api(questions_path, tmp_path / "run", server, settings=replay, env={})
+    assert summary.ran == 90 and summary.resumed == 0
+    assert (tmp_path / "run" / "trials.parquet").read_bytes() == recorded
+
+
 def test_replay_of_a_run_with_error_rows_is_byte_identical(questions_path, tmp_path):
     refuse = status_fault(400, "content_policy_violation")
     plan = lambda body, seen: refuse if "indicator 6 " in body["messages"][0]["content"] else None  # noqa: E731

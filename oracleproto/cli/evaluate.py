@@ -81,8 +81,9 @@ class _ProgressDisplay:
         "--archive data/sample/archive.jsonl --detector heuristic --out runs/gpt41\n\n"
         "  oracleproto evaluate --questions q.parquet --model my/model --cutoff my/model=2024-06 --search tavily "
         "--detector llm --out runs/x            # TAVILY_API_KEY, DETECTOR_MODEL from the environment\n\n"
-        "  oracleproto evaluate ... --cache replay --cache-file runs/x/calls.sqlite --out runs/x-replay   "
-        "# offline, no keys: byte-identical trials.parquet"
+        "  oracleproto evaluate ... --out runs/x --cache replay          "
+        "# offline, no keys: every trial re-derived from runs/x/calls.sqlite, byte-identical trials.parquet\n\n"
+        "  oracleproto evaluate ... --cache replay --cache-file runs/x/calls.sqlite --out runs/x-replay"
     )
 )
 def evaluate(
@@ -93,7 +94,7 @@ def evaluate(
     search: Optional[str] = typer.Option(None, help="Search backend: archive | tavily | none (default: params, else archive)."),
     archive: Optional[Path] = typer.Option(None, help="Dated-document archive for --search archive (.jsonl or .parquet)."),
     detector: Optional[str] = typer.Option(None, help="Leak detector: llm | heuristic | off (default: params, else heuristic)."),
-    cache: Optional[str] = typer.Option(None, help="Call cache: record | replay (offline, no keys) | off."),
+    cache: Optional[str] = typer.Option(None, help="Call cache: record | replay (offline, no keys; re-derives every trial) | off."),
     cache_file: Optional[Path] = typer.Option(None, help="Call cache file (default OUT/calls.sqlite); replay another run's cache with it."),
     cutoff: list[str] = typer.Option([], help="SLUG=YYYY-MM-DD knowledge cutoff of a model not in params admit.models."),
     train: Optional[Path] = typer.Option(None, help="Train split for baseline:base_rate (default: train.parquet beside a test.parquet)."),
