@@ -93,11 +93,17 @@ print(json.dumps({"wall_s": time.perf_counter() - t0, "peak_rss_mib": rss, "audi
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--generate-to", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.generate_to:
+        generate(args.rows, args.generate_to)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "futurex_raw.parquet"
         t0 = time.perf_counter()
-        generate(args.rows, src)
+        # Generated in its own process: Linux carries a parent's peak RSS into the children
+        # it forks, so a large parent would inflate the stages' figures.
+        subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--generate-to", str(src)], check=True)
         gen_s = time.perf_counter() - t0
         params = {"ingest": {"levels": [1, 2]}, "audit": {"post_resolution_phrases": ["the result was"]},
                   "admit": {"models": CUTOFFS, "delta_days": 1, "test_fraction": 0.2}}
