@@ -71,7 +71,8 @@ from oracleproto.prompts import (
     templates_from_schema,
     text_hash16,
 )
-from oracleproto.runstore import RunStore, export_trials, sha256_file, store_filename, write_manifest
+from oracleproto.io import sha256_file
+from oracleproto.runstore import RunStore, export_trials, store_filename, write_manifest
 from oracleproto.schema import CHOICE_TYPES, CUTOFF_SKIP, QUESTION_SCHEMA, QUESTION_TYPES
 
 log = logging.getLogger("oracleproto.evaluate")

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from oracleproto.io import json_text, write_text
+from oracleproto.io import json_text, sha256_file, write_text
 
 REPO_TYPE = "dataset"
 README = "README.md"
@@ -415,13 +415,6 @@ def card_text(template: str, inputs: CardInputs) -> str:
 # ---------------------------------------------------------------------------------------
 # Folder
 
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from oracleproto.errors import OracleProtoError
 import csv
+import hashlib
 import io
 import json
 import os
@@ -129,6 +130,15 @@ def write_csv(header: Sequence[str], rows: Iterable[Sequence[Any]], path: str | 
     writer.writerow(header)
     writer.writerows(rows)
     return write_text(buf.getvalue(), path)
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """sha256 hex digest of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def read_parquet(path: str | os.PathLike[str]) -> pa.Table:

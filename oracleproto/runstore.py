@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from oracleproto.errors import OracleProtoError
-from oracleproto.io import write_json, write_parquet
+from oracleproto.io import sha256_file, write_json, write_parquet
 from oracleproto.schema import CUTOFF_SKIP, TRIAL_SCHEMA
 
 STORE_SCHEMA_VERSION = "2"
@@ -180,10 +180,3 @@ def write_manifest(manifest: Mapping[str, Any], path: str | Path) -> Path:
     """``manifest.json``: canonical JSON (sorted keys), no timestamps."""
     return write_json(manifest, path)
 
-
-def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -12,7 +12,6 @@ unnormalised), ``level``, ``parse_error`` (why a row could not be read into fiel
 from __future__ import annotations
 
 from oracleproto.errors import OracleProtoError
-import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,13 +71,6 @@ def open_source(uri: str, options: dict[str, Any] | None = None) -> SourceData:
         raise SourceError(f"unknown source {uri!r}: use one of {', '.join(s + ':' if s != 'sample' else s for s in source_schemes())}")
     return reader(arg, dict(options or {}))
 
-
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _as_array(values: Any, typ: pa.DataType, n: int) -> pa.Array:

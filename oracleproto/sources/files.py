@@ -17,9 +17,9 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from oracleproto.io import SourceReadError, read_jsonl
+from oracleproto.io import SourceReadError, read_jsonl, sha256_file
 from oracleproto.parallel import ordered_map
-from oracleproto.sources import SourceData, SourceError, file_sha256, raw_table, register_source
+from oracleproto.sources import SourceData, SourceError, raw_table, register_source
 from oracleproto.sources.futurex import parse_futurex
 
 BATCH_ROWS = 50_000
@@ -147,19 +147,19 @@ def _csv_table(path: Path) -> pa.Table:
 @register_source("parquet")
 def read_parquet_source(arg: str, options: dict[str, Any]) -> SourceData:
     path = _check_file(arg)
-    return SourceData(uri=f"parquet:{arg}", batches=raw_batches(_parquet_batches(path)), source_hash=file_sha256(path))
+    return SourceData(uri=f"parquet:{arg}", batches=raw_batches(_parquet_batches(path)), source_hash=sha256_file(path))
 
 
 @register_source("jsonl")
 def read_jsonl_source(arg: str, options: dict[str, Any]) -> SourceData:
     path = _check_file(arg)
-    return SourceData(uri=f"jsonl:{arg}", batches=raw_batches(iter([_jsonl_table(path)])), source_hash=file_sha256(path))
+    return SourceData(uri=f"jsonl:{arg}", batches=raw_batches(iter([_jsonl_table(path)])), source_hash=sha256_file(path))
 
 
 @register_source("csv")
 def read_csv_source(arg: str, options: dict[str, Any]) -> SourceData:
     path = _check_file(arg)
-    return SourceData(uri=f"csv:{arg}", batches=raw_batches(iter([_csv_table(path)])), source_hash=file_sha256(path))
+    return SourceData(uri=f"csv:{arg}", batches=raw_batches(iter([_csv_table(path)])), source_hash=sha256_file(path))
 
 
 @register_source("sample")

@@ -12,7 +12,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from oracleproto.sources import SourceData, SourceError, file_sha256, register_source
+from oracleproto.io import sha256_file
+from oracleproto.sources import SourceData, SourceError, register_source
 from oracleproto.sources.files import raw_batches
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -73,7 +74,7 @@ def read_sqlite_source(arg: str, options: dict[str, Any]) -> SourceData:
     return SourceData(
         uri=f"sqlite:{arg}",
         batches=raw_batches(iter([table])),
-        source_hash=file_sha256(path),
+        source_hash=sha256_file(path),
         prompt_templates=_templates(features),
         metadata=metadata,
     )
