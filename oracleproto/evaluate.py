@@ -61,7 +61,7 @@ from oracleproto.agent.settings import (
     resolve_endpoint,
     resume_fingerprint,
 )
-from oracleproto.io import SourceReadError, read_table
+from oracleproto.io import SourceReadError, read_table, sha256_file
 from oracleproto.parse import parse_answer
 from oracleproto.prompts import (
     PromptQuestion,
@@ -71,7 +71,6 @@ from oracleproto.prompts import (
     templates_from_schema,
     text_hash16,
 )
-from oracleproto.io import sha256_file
 from oracleproto.runstore import RunStore, export_trials, store_filename, write_manifest
 from oracleproto.schema import CHOICE_TYPES, CUTOFF_SKIP, QUESTION_SCHEMA, QUESTION_TYPES
 
