@@ -7,7 +7,6 @@ saying whether it was admitted and why not.
 
 from __future__ import annotations
 
-from oracleproto.errors import OracleProtoError
 import calendar
 import datetime as dt
 import re
@@ -18,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from oracleproto.errors import OracleProtoError
 from oracleproto.schema import ADMISSION_LOG_SCHEMA
 
 ADMITTED = "admitted"

@@ -24,7 +24,6 @@ a trial becomes an error row with its classified kind.
 
 from __future__ import annotations
 
-from oracleproto.errors import OracleProtoError
 import asyncio
 import collections
 import dataclasses
@@ -61,6 +60,7 @@ from oracleproto.agent.settings import (
     resolve_endpoint,
     resume_fingerprint,
 )
+from oracleproto.errors import OracleProtoError
 from oracleproto.io import SourceReadError, read_table, sha256_file
 from oracleproto.parse import parse_answer
 from oracleproto.prompts import (

@@ -18,7 +18,6 @@ null, never a missing key.
 
 from __future__ import annotations
 
-from oracleproto.errors import OracleProtoError
 import datetime as dt
 import hashlib
 import json
@@ -35,6 +34,7 @@ import pyarrow.parquet as pq
 from oracleproto.admission import split_name
 from oracleproto.agent.react import prediction_cutoff
 from oracleproto.agent.settings import BASELINE_PREFIX
+from oracleproto.errors import OracleProtoError
 from oracleproto.io import METADATA_KEY, read_parquet, write_json, write_parquet, write_text
 from oracleproto.metrics import exam_scores
 from oracleproto.params import section

@@ -11,7 +11,6 @@ data/ layout, no clock, no host data): the same inputs give a byte-identical fol
 
 from __future__ import annotations
 
-from oracleproto.errors import OracleProtoError
 import hashlib
 import os
 import re
@@ -26,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from oracleproto.errors import OracleProtoError
 from oracleproto.io import json_text, sha256_file, write_text
 
 REPO_TYPE = "dataset"

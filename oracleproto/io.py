@@ -7,7 +7,6 @@ metadata, no timestamps, no host data), written to a temp file then renamed.
 
 from __future__ import annotations
 
-from oracleproto.errors import OracleProtoError
 import csv
 import hashlib
 import io
@@ -23,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from oracleproto import SCHEMA_VERSION
+from oracleproto.errors import OracleProtoError
 
 METADATA_KEY = b"oracleproto"
 _PARQUET_OPTIONS = dict(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from oracleproto.errors import OracleProtoError
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from oracleproto.errors import OracleProtoError
 
 DEFAULT_PARAMS = Path("params.yaml")
 

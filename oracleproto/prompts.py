@@ -17,7 +17,6 @@ injection directives of Table 13, and the status text carried by tool errors.
 
 from __future__ import annotations
 
-from oracleproto.errors import OracleProtoError
 import datetime as dt
 import hashlib
 import json
@@ -28,6 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from oracleproto.errors import OracleProtoError
 from oracleproto.letters import letter
 
 TEMPLATE_KEYS = (

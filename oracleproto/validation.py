@@ -6,7 +6,6 @@ CLI and the stages can print exactly what is wrong; ``check_questions`` raises o
 
 from __future__ import annotations
 
-from oracleproto.errors import OracleProtoError
 import json
 from dataclasses import dataclass
 
@@ -17,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pandera.errors import SchemaError, SchemaErrors
 
+from oracleproto.errors import OracleProtoError
 from oracleproto.schema import CHOICE_TYPES, QUESTION_SCHEMA, QUESTION_TYPES
 
 _ANSWER = r"^[^\s,](, [^\s,])*$"

@@ -15,7 +15,6 @@ call cache; the leak detector's calls on archive hits still are.
 
 from __future__ import annotations
 
-from oracleproto.errors import OracleProtoError
 import os
 from dataclasses import dataclass
 from datetime import date
@@ -37,6 +36,7 @@ from oracleproto.agent.search import (
     truncate,
 )
 from oracleproto.agent.settings import SettingsError
+from oracleproto.errors import OracleProtoError
 from oracleproto.io import SourceReadError, read_table
 
 ARCHIVE_COLUMNS = ("doc_id", "url", "title", "published_date", "content")

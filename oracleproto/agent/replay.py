@@ -16,7 +16,6 @@ the call is tried again, which is what resuming a run with error rows needs.
 
 from __future__ import annotations
 
-from oracleproto.errors import OracleProtoError
 import hashlib
 import json
 import sqlite3
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from oracleproto.agent.errors import AUTH, CallError
+from oracleproto.errors import OracleProtoError
 
 CacheMode = Literal["record", "replay", "off"]
 CACHE_MODES: tuple[str, ...] = ("record", "replay", "off")

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from oracleproto.errors import OracleProtoError
 import datetime as dt
 import hashlib
 import logging
@@ -21,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from oracleproto.errors import OracleProtoError
 from oracleproto.prompts import ProtocolSwitches
 
 ONLINE_SUFFIX = ":online"

@@ -9,10 +9,7 @@ from typing import Optional
 import typer
 
 from oracleproto.cli.app import app, fail
-from oracleproto.export import SFT_MODES, ExportError, export_settings, run_export
-from oracleproto.io import SourceReadError
-from oracleproto.params import ParamsError, load_params
-from oracleproto.prompts import TemplateError
+from oracleproto.errors import OracleProtoError
 
 
 @app.command(
@@ -26,12 +23,15 @@ def export(
     trials: Path = typer.Option(..., help="Trial table written by the evaluation (trials.parquet)."),
     splits: Path = typer.Option(..., help="Split sets of the admit stage: a folder of cutoff-YYYY-MM-DD/{train,test}.parquet."),
     out: Path = typer.Option(..., help="Output folder: sft.parquet, sft_openai.jsonl, rl.parquet, summary.json."),
-    mode: Optional[str] = typer.Option(None, help=f"SFT trial selection: {' | '.join(SFT_MODES)} (default: export.sft_mode in params, else correct)."),
+    mode: Optional[str] = typer.Option(None, help="SFT trial selection: correct | all | best_of_n (default: export.sft_mode in params, else correct)."),
     params: Optional[Path] = typer.Option(None, help="Params file (default: ./params.yaml if present): export section, and the evaluate budgets the RL prompts are rendered with."),
 ) -> None:
     """Export SFT traces (TRL conversational parquet + OpenAI fine-tuning JSONL, trials that
     parsed and scored 1 by default) and RL prompts (verl / TRL GRPO parquet, one row per
     admissible train question per cutoff, prompts rendered exactly as the evaluator renders them)."""
+    from oracleproto.export import SFT_MODES, ExportError, export_settings, run_export  # heavy: only when exporting
+    from oracleproto.params import load_params
+
     try:
         if mode is not None and mode not in SFT_MODES:
             raise ExportError(f"--mode {mode!r} is not one of {', '.join(SFT_MODES)}")
@@ -39,7 +39,7 @@ def export(
         if mode is not None:
             settings = dataclasses.replace(settings, sft_mode=mode)
         summary = run_export(trials, splits, out, settings)
-    except (ExportError, ParamsError, SourceReadError, TemplateError) as exc:
+    except OracleProtoError as exc:
         fail(str(exc))
         return
     sft, rl = summary["sft"], summary["rl"]

@@ -9,7 +9,6 @@ by (model, q_id, trial).
 
 from __future__ import annotations
 
-from oracleproto.errors import OracleProtoError
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ import pandera.pyarrow as ppa
 import pyarrow as pa
 from pandera.errors import SchemaErrors
 
+from oracleproto.errors import OracleProtoError
 from oracleproto.metrics.columns import TrialColumns, trial_columns
 from oracleproto.metrics.sets import MAX_OPTIONS, full_mask, set_size
 from oracleproto.schema import CHOICE_TYPES, ERROR_KINDS, QUESTION_TYPES, TRIAL_CORE_SCHEMA

@@ -11,7 +11,6 @@ unnormalised), ``level``, ``parse_error`` (why a row could not be read into fiel
 
 from __future__ import annotations
 
-from oracleproto.errors import OracleProtoError
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from oracleproto.errors import OracleProtoError
 from oracleproto.schema import RAW_SCHEMA
 
 RAW_COLUMNS = tuple(name for name in RAW_SCHEMA.names if name != "raw")
