@@ -36,10 +36,16 @@ def hub_dir(tmp_path) -> Path:
     return tmp_path / "hub"
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def no_hf_env(monkeypatch):
+    """Start every test online and tokenless, whatever the caller's environment says
+    (CI exports HF_HUB_OFFLINE=1; huggingface_hub reads it once, at import)."""
+    from huggingface_hub import constants
+
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
 
 
 def sha256(path: Path) -> str:
