@@ -24,7 +24,7 @@ import bm25s
 import numpy as np
 import pyarrow as pa
 
-from oracleproto.agent.detector import LeakDetector, screen
+from oracleproto.agent.detector import LeakDetector, screened_outcome
 from oracleproto.agent.replay import CallCache, CallContext
 from oracleproto.agent.search import (
     SearchHit,
@@ -166,23 +166,9 @@ class ArchiveBackend:
             )
             for row, score in index.search(query, cutoff, self.settings.max_results)
         ]
-        screened = await screen(
-            hits,
-            None,
-            cutoff,
-            mode=self.settings.detector_mode,
-            detector=self._detector,
-            context=context,
-            undated=self.settings.undated,
-        )
-        return SearchOutcome(
-            query=query,
-            end_date=cutoff,
-            hits=screened.hits,
-            answer=None,
-            error=None,
-            audit={"backend": self.name, "faults": [], "error_kind": None, **screened.audit},
-            cost_usd=screened.cost_usd,
+        return await screened_outcome(
+            query, cutoff, hits, None, settings=self.settings, detector=self._detector, context=context,
+            audit={"backend": self.name, "faults": [], "error_kind": None},
         )
 
     async def aclose(self) -> None:

@@ -43,7 +43,7 @@ from oracleproto.agent.errors import (
     classify,
 )
 from oracleproto.agent.replay import CallCache, CallContext
-from oracleproto.agent.search import SearchHit, record_or_replay
+from oracleproto.agent.search import SearchHit, SearchOutcome, SearchSettings, record_or_replay
 from oracleproto.agent.settings import SettingsError, read_key
 
 log = logging.getLogger(__name__)
@@ -500,3 +500,30 @@ async def screen(
         "answer_cleared": answer is not None and answer_kept is None,
     }
     return Screened(hits=kept, answer=answer_kept, audit=audit, cost_usd=sum(v.cost_usd for v in judged))
+
+
+async def screened_outcome(
+    query: str,
+    cutoff: date,
+    hits: Sequence[SearchHit],
+    answer: str | None,
+    *,
+    settings: SearchSettings,
+    detector: LeakDetector | None,
+    context: CallContext,
+    audit: Mapping[str, Any],
+    cost_usd: float = 0.0,
+) -> SearchOutcome:
+    """A backend's successful search, after the leak-detection layers its settings name."""
+    screened = await screen(
+        hits, answer, cutoff, mode=settings.detector_mode, detector=detector, context=context, undated=settings.undated
+    )
+    return SearchOutcome(
+        query=query,
+        end_date=cutoff,
+        hits=screened.hits,
+        answer=screened.answer,
+        error=None,
+        audit={**audit, **screened.audit},
+        cost_usd=cost_usd + screened.cost_usd,
+    )

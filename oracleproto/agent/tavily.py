@@ -31,7 +31,7 @@ import httpx
 from tavily import AsyncTavilyClient
 from tavily.errors import TimeoutError as TavilyTimeoutError
 
-from oracleproto.agent.detector import LeakDetector, screen
+from oracleproto.agent.detector import LeakDetector, screened_outcome
 from oracleproto.agent.errors import (
     AUTH,
     NETWORK,
@@ -185,23 +185,9 @@ class TavilyBackend:
             )
         limit = self.settings.raw_content_max_chars
         hits = [SearchHit(**{**r, "raw_content": truncate(r["raw_content"], limit)}) for r in record["results"]]
-        screened = await screen(
-            hits,
-            record.get("answer"),
-            cutoff,
-            mode=self.settings.detector_mode,
-            detector=self._detector,
-            context=context,
-            undated=self.settings.undated,
-        )
-        return SearchOutcome(
-            query=query,
-            end_date=cutoff,
-            hits=screened.hits,
-            answer=screened.answer,
-            error=None,
-            audit={**fetch_audit, **screened.audit},
-            cost_usd=record["credits"] * self.settings.usd_per_credit + screened.cost_usd,
+        return await screened_outcome(
+            query, cutoff, hits, record.get("answer"), settings=self.settings, detector=self._detector, context=context,
+            audit=fetch_audit, cost_usd=record["credits"] * self.settings.usd_per_credit,
         )
 
     async def _fetch(self, request: dict[str, Any], context: CallContext) -> dict[str, Any]:
