@@ -105,7 +105,7 @@ def run(
     marginal CPU/trial (slope between a fifth-size and a full-size evaluation, which removes
     the per-run fixed costs: setup, stores, export, manifest)."""
     server, base_url = start_server(latency)
-    ratios, throughputs, totals, marginals, users, systems, n = [], [], [], [], [], [], 0
+    throughputs, totals, marginals, users, systems, n = [], [], [], [], [], 0
     try:
         with tempfile.TemporaryDirectory() as tmp:
             # warm-up: module imports and first-use costs are paid once per process, not per trial

@@ -128,8 +128,9 @@ def summary(questions: pa.Table, config: AdmissionConfig) -> dict[str, dict]:
 
 
 def admission_log(questions: pa.Table, config: AdmissionConfig) -> Iterator[pa.Table]:
-    """One block per model (models sorted), rows sorted by q_id: the full (model, q) log."""
-    ordered = questions.select(["id", "end_time"]).sort_by([("id", "ascending")])
+    """One block per model (models sorted), rows in the question table's (end_time, id)
+    order: the full (model, q) log."""
+    ordered = questions.select(["id", "end_time"])
     ids = ordered.column("id")
     n = ordered.num_rows
     for model, cutoff in sorted(config.models.items()):

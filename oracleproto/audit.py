@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from oracleproto.parallel import ordered_map
-from oracleproto.schema import QUARANTINE_SCHEMA, QUESTION_SCHEMA, QUESTION_TYPES
+from oracleproto.schema import QUARANTINE_SCHEMA, QUESTION_TYPES
 
 # Rule name → (field, what the rule requires). Order = precedence.
 RULES: dict[str, tuple[str, str]] = {
@@ -42,6 +42,7 @@ RULES: dict[str, tuple[str, str]] = {
     "duplicate_content": ("event", "the same event and options must not appear under two ids"),
 }
 
+QUESTION_SORT = ("end_time", "id")  # the canonical row order of every question table
 _WS = r"\s+"
 _ANSWER_TOKENS = r"^\s*[^\s,]\s*(?:[,\s]\s*[^\s,]\s*)*$"
 
@@ -199,7 +200,7 @@ def audit(raw: pa.Table, config: AuditConfig, chunk_rows: int = AUDIT_CHUNK_ROWS
     """Run every rule over ``raw`` (the raw-row columns; ``original`` is not needed).
 
     Row-local rules run chunk by chunk (bounded memory); the duplicate rules then run over
-    the rows that passed."""
+    the rows that passed. The questions come back in (end_time, id) order."""
     n = raw.num_rows
     passed_parts, quarantine_parts = [], []
     chunks = (raw.slice(start, chunk_rows) for start in range(0, max(n, 1), chunk_rows))
@@ -211,7 +212,12 @@ def audit(raw: pa.Table, config: AuditConfig, chunk_rows: int = AUDIT_CHUNK_ROWS
     collapsed = _deduplicate(candidates, dedup_reason)
     dropped = collapsed.copy()
     dropped[list(dedup_reason)] = True
-    questions = candidates.filter(pa.array(~dropped)).drop(["source_row"])
+    # One take both filters and orders the table by (end_time, id), the canonical order.
+    kept = np.flatnonzero(~dropped)
+    order = pc.sort_indices(
+        candidates.select(list(QUESTION_SORT)).take(pa.array(kept)), sort_keys=[(key, "ascending") for key in QUESTION_SORT]
+    ).to_numpy()
+    questions = candidates.take(pa.array(kept[order])).drop(["source_row"]).combine_chunks()
     if dedup_reason:
         rows = sorted(dedup_reason)
         positions = _np(candidates.column("source_row").take(pa.array(rows)))
@@ -442,6 +448,3 @@ def quarantine_with_originals(quarantine: pa.Table, originals: dict[int, dict[st
     ]
     return quarantine.append_column("raw", pa.array(raw, pa.string())).select(QUARANTINE_SCHEMA.names)
 
-
-QUESTION_SORT = ("end_time", "id")
-assert set(QUESTION_SORT) <= set(QUESTION_SCHEMA.names)

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from oracleproto import admission as adm
-from oracleproto.audit import QUESTION_SORT, AuditConfig, audit, quarantine_with_originals
+from oracleproto.audit import AuditConfig, audit, quarantine_with_originals
 from oracleproto.io import json_text, read_parquet, write_json, write_parquet, write_parquet_parts
 from oracleproto.schema import ADMISSION_LOG_SCHEMA, QUARANTINE_SCHEMA, QUESTION_SCHEMA, RAW_SCHEMA
 from oracleproto.sources import RAW_COLUMNS, SourceError, open_source
@@ -134,7 +134,8 @@ def run_audit(raw_dir: Path, params: Mapping[str, Any], out: Path) -> dict[str, 
         "counts_by_type": result.report["counts_by_type"],
         "rows": result.questions.num_rows,
     }
-    write_parquet(result.questions, out / QUESTIONS, QUESTION_SCHEMA, sort_by=QUESTION_SORT, metadata=metadata)
+    # audit() returns the questions in QUESTION_SORT order already.
+    write_parquet(result.questions, out / QUESTIONS, QUESTION_SCHEMA, metadata=metadata)
     write_parquet(quarantine, out / QUARANTINE, QUARANTINE_SCHEMA, sort_by=("source_row",), metadata={"source": info["source"]})
     report = {**result.report, "source": info["source"], "source_hash": info["source_hash"]}
     if result.questions.num_rows:

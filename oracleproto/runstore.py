@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from oracleproto.errors import OracleProtoError
-from oracleproto.io import sha256_file, write_json, write_parquet
+from oracleproto.io import write_json, write_parquet
 from oracleproto.schema import CUTOFF_SKIP, TRIAL_SCHEMA
 
 STORE_SCHEMA_VERSION = "2"

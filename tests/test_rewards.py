@@ -98,7 +98,6 @@ outputs = st.one_of(st.none(), payloads.map(lambda p: f"Reasoning. \\boxed{{{p}}
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(QUESTIONS), outputs), min_size=1, max_size=30))
 def test_reward_equals_the_scorer_exam_score_on_every_trial(trials):
-    raw_outputs = [raw for _, raw in trials]
     answers = [gold for (gold, _), _ in trials]
     preds = [
         parse_answer(raw, info["question_type"], info["options"], info["choice_type"]) for (_, info), raw in trials

@@ -14,7 +14,7 @@ runner = CliRunner()
 def run_inputs(tmp_path):
     trials = trials_table([trial("m1", "q1", 1, "A"), trial("m1", "q1", 2, "B"), trial("m1", "q2", 1, "A")])
     pq.write_table(trials, tmp_path / "trials.parquet")
-    splits = write_splits(tmp_path, {"cutoff-2025-09-29": questions_table()})
+    write_splits(tmp_path, {"cutoff-2025-09-29": questions_table()})
     (tmp_path / "params.yaml").write_text("export:\n  sft_mode: correct\n")
     return tmp_path
 

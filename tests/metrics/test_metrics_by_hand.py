@@ -315,7 +315,7 @@ def test_crowd_baseline_is_the_other_models_mean():
     crowd_a = [0.5, 0.5]
     abs_a = (0.2**2 + 0.2**2) / 2 - ((crowd_a[0] - 1) ** 2 + crowd_a[1] ** 2) / 2
     assert s["abi_crowd"]["a"] == pytest.approx(100 * (1 + math.sqrt(-abs_a)))
-    crowd_c = [0.7, 0.3]
+    # crowd for c = [0.7, 0.3]
     abs_c = (0.6**2 + 0.6**2) / 2 - (0.3**2 + 0.3**2) / 2
     assert s["abi_crowd"]["c"] == pytest.approx(100 * (1 - math.sqrt(abs_c)))
 
