@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -48,7 +48,13 @@ class SearchHit:
 
     def to_payload(self) -> dict[str, Any]:
         """JSON-able dict with the null fields left out (what the tool message carries)."""
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        # Field by field: dataclasses.asdict deep-copies and was ~5 % of harness CPU per trial.
+        payload = {"title": self.title, "url": self.url, "content": self.content}
+        for key in ("published_date", "score", "raw_content"):
+            value = getattr(self, key)
+            if value is not None:
+                payload[key] = value
+        return payload
 
 
 @dataclass
