@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from oracleproto.errors import OracleProtoError
 from oracleproto.schema import RAW_SCHEMA
@@ -82,6 +83,17 @@ def _as_array(values: Any, typ: pa.DataType, n: int) -> pa.Array:
     if not isinstance(values, pa.Array):
         values = pa.array(values, typ)
     return values if values.type == typ else values.cast(typ)
+
+
+def as_text(values: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """A source column as text; dates and timestamps become ``YYYY-MM-DD``."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if pa.types.is_timestamp(values.type):
+        values = pc.cast(values, pa.date32())
+    if pa.types.is_date(values.type):
+        return pc.strftime(values, "%Y-%m-%d")
+    return pc.cast(values, pa.string())
 
 
 def raw_table(*, original: pa.Table, **columns: Any) -> pa.Table:

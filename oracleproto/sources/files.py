@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from oracleproto.io import SourceReadError, read_jsonl, sha256_file
 from oracleproto.parallel import ordered_map
-from oracleproto.sources import SourceData, SourceError, raw_table, register_source
+from oracleproto.sources import SourceData, SourceError, as_text, raw_table, register_source
 from oracleproto.sources.futurex import parse_futurex
 
 BATCH_ROWS = 50_000
@@ -48,16 +48,6 @@ def _options_from_json_text(values: pa.Array) -> tuple[pa.Array, list[str | None
     return pa.array(options, pa.list_(pa.string())), errors
 
 
-def _as_string(col: pa.ChunkedArray | pa.Array) -> pa.Array:
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    if pa.types.is_timestamp(col.type):
-        col = pc.cast(col, pa.date32())
-    if pa.types.is_date(col.type):
-        return pc.strftime(col, "%Y-%m-%d")
-    return pc.cast(col, pa.string())
-
-
 def seven_column_raw(batch: pa.Table, first_row: int = 0) -> pa.Table:
     """A batch in the seven-column shape → raw rows (missing columns become parse errors)."""
     n = batch.num_rows
@@ -72,9 +62,9 @@ def seven_column_raw(batch: pa.Table, first_row: int = 0) -> pa.Table:
             if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
                 cols[name] = pc.cast(col, pa.list_(pa.string()))
             else:
-                cols[name], errors = _options_from_json_text(_as_string(col))
+                cols[name], errors = _options_from_json_text(as_text(col))
         else:
-            cols[name] = _as_string(col)
+            cols[name] = as_text(col)
     if missing:
         errors = [f"missing column(s) {', '.join(missing)}"] * n
     return raw_table(

@@ -189,19 +189,9 @@ def _gold_letters(gt: pa.ListArray, options: pa.ListArray) -> tuple[pa.Array, pa
     return joined, error_arr
 
 
-def _date_strings(values: pa.ChunkedArray | pa.Array) -> pa.Array:
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if pa.types.is_timestamp(values.type):
-        values = pc.cast(values, pa.date32())
-    if pa.types.is_date(values.type):
-        return pc.strftime(values, "%Y-%m-%d")
-    return pc.utf8_trim_whitespace(pc.cast(values, pa.string()))
-
-
 def parse_futurex(batch: pa.Table, first_row: int = 0) -> pa.Table:
     """Raw FutureX rows → the raw-row contract (see ``oracleproto.sources.raw_table``)."""
-    from oracleproto.sources import raw_table  # local: the package imports this module
+    from oracleproto.sources import as_text, raw_table  # local: the package imports this module
 
     n = batch.num_rows
     prompt = batch.column("prompt").combine_chunks() if n else pa.array([], pa.string())
@@ -236,7 +226,7 @@ def parse_futurex(batch: pa.Table, first_row: int = 0) -> pa.Table:
         event=event,
         options=options,
         answer=answer,
-        end_time=_date_strings(batch.column("end_time")),
+        end_time=as_text(batch.column("end_time")),
         level=level,
         parse_error=parse_error,
         original=batch,
