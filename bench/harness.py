@@ -19,7 +19,6 @@ measured evaluation still includes its own setup, plan, stores, export and manif
 from __future__ import annotations
 
 import argparse
-import asyncio
 import datetime as dt
 import os
 import re
@@ -34,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from oracleproto.agent.settings import Budgets, Concurrency, EvalSettings, ModelSpec  # noqa: E402
-from oracleproto.evaluate import EvalJob, QuestionSet, evaluate_async  # noqa: E402
+from oracleproto.evaluate import EvalJob, QuestionSet, evaluate  # noqa: E402
 from oracleproto.io import write_parquet  # noqa: E402
 from oracleproto.schema import QUESTION_SCHEMA  # noqa: E402
 from oracleproto.agent.search import SearchHit, SearchOutcome  # noqa: E402
@@ -91,8 +90,8 @@ def evaluate_once(
     )
     env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-bench-0123456789abcdef"}
     times0, wall0 = os.times(), time.perf_counter()
-    summary = asyncio.run(
-        evaluate_async([job], settings, tmp / name, env=env, search_factory=lambda c, s, e: InstantSearch(), http_transport=transport)
+    summary = evaluate(
+        [job], settings, tmp / name, env=env, search_factory=lambda c, s, e: InstantSearch(), http_transport=transport
     )
     times1 = os.times()
     return summary, time.perf_counter() - wall0, (times1.user - times0.user, times1.system - times0.system)
