@@ -28,6 +28,7 @@ import asyncio
 import collections
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import json
 import logging
@@ -310,6 +311,8 @@ def cutoff_row(job: EvalJob, question: QuestionRecord, trial: int, delta_days: i
         "response_id": None,
         "system_fingerprint": None,
         "belief": None,
+        "nudges_used": 0,
+        "final_answer_retry_used": False,
     }
 
 
@@ -333,6 +336,8 @@ def loop_row(job: EvalJob, question: QuestionRecord, trial: int, delta_days: int
         "response_id": loop.response_id,
         "system_fingerprint": loop.system_fingerprint,
         "belief": loop.belief,
+        "nudges_used": loop.nudges_used,
+        "final_answer_retry_used": loop.final_answer_retry_used,
     }
 
 
@@ -380,8 +385,11 @@ class MeteredSearch:
 SearchFactory = Callable[[CallCache, EvalSettings, Mapping[str, str]], Any]
 
 
-def default_search_factory(cache: CallCache, settings: EvalSettings, env: Mapping[str, str]) -> Any:
-    """The configured backend (``archive`` / ``tavily``) and, for mode ``llm``, its leak detector.
+def default_search_factory(
+    cache: CallCache, settings: EvalSettings, env: Mapping[str, str], meter: ChannelMeter | None = None
+) -> Any:
+    """The configured backend (``archive`` / ``tavily``) and, for mode ``llm``, its leak detector
+    (its calls counted in flight on ``meter``, for the progress bar).
 
     The backends read their own variables (``TAVILY_API_KEY``, ``TAVILY_BASE_URL``) from the
     process environment; the detector reads ``DETECTOR_*`` from ``env``.
@@ -401,7 +409,7 @@ def default_search_factory(cache: CallCache, settings: EvalSettings, env: Mappin
         if settings.detector == "llm":
             detector_settings = DetectorSettings.from_env(env, require_endpoint=cache.mode != "replay")
             detector_settings = dataclasses.replace(detector_settings, concurrency=settings.concurrency.detector)
-            detector = LeakDetector(detector_settings, cache)
+            detector = LeakDetector(detector_settings, cache, meter=meter)
         return make_backend(settings.search_backend, search_settings, cache, detector)
     except (ValueError, OSError) as exc:
         raise SettingsError(f"search backend {settings.search_backend!r}: {exc}") from exc
@@ -632,11 +640,12 @@ async def evaluate_async(
     backend = None
     stores: dict[str, RunStore] = {}
     try:
+        meter = ChannelMeter()
         if api_jobs:
             cache = CallCache(cache_path or out / CACHE_FILE, settings.cache_mode, deferred=True)
             if settings.search_enabled:
-                backend = (search_factory or default_search_factory)(cache, settings, env)
-        meter = ChannelMeter()
+                factory = search_factory or functools.partial(default_search_factory, meter=meter)
+                backend = factory(cache, settings, env)
         if api_jobs and transport is None:
             transport = make_transport(http_transport, max_connections=settings.concurrency.llm * 2)
         llm_slots = asyncio.Semaphore(settings.concurrency.llm)
@@ -730,7 +739,7 @@ def evaluate(jobs: Sequence[EvalJob], settings: EvalSettings, out_dir: str | os.
 
 SETTINGS_KEYS = (
     "trials", "max_steps", "max_search_calls", "max_results", "lookahead", "drop_tools_when_spent", "force_final",
-    "seed", "search", "archive", "detector", "search_options", "cache", "protocols", "sampling", "concurrency",
+    "min_search_calls", "max_nudges", "final_answer_retry", "seed", "search", "archive", "detector", "search_options", "cache", "protocols", "sampling", "concurrency",
     "baselines", "split", "models",
 )
 MODEL_KEYS = (
@@ -773,6 +782,9 @@ def settings_from_params(evaluate: Mapping[str, Any], delta_days: int = 1, **ove
             lookahead=values.get("lookahead", 2),
             drop_tools_when_spent=values.get("drop_tools_when_spent", True),
             force_final=values.get("force_final", True),
+            min_search_calls=values.get("min_search_calls", 0),
+            max_nudges=values.get("max_nudges", 2),
+            final_answer_retry=values.get("final_answer_retry", False),
         )
         sampling_values = _mapping(values.get("sampling"), "evaluate.sampling")
         _known(sampling_values, ("temperature", "top_p", "max_tokens", "timeout_s", "reasoning_patterns"), "evaluate.sampling")

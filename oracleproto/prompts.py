@@ -346,6 +346,21 @@ def continuation_directive(state: LoopState, search_available: bool) -> str:
     )
 
 
+def min_search_nudge(state: LoopState, min_searches: int) -> str:
+    return (
+        f"{status_header(state)}\nThis run asks you to consult at least {min_searches} source(s) with web_search "
+        f"before committing; you have used {state.searches}. Search now, then give your \\boxed{{...}} answer."
+    )
+
+
+def final_answer_retry_directive(max_steps: int) -> str:
+    """The bail-out retry: one extra, tool-less call after the step cap."""
+    return (
+        f"[Harness status] all {max_steps} step(s) used; one extra reply is allowed, with no tools.\n"
+        "Time to commit. Output your final \\boxed{...} answer now without further searches or tool calls."
+    )
+
+
 def tool_error_content(reason: str, state: LoopState, next_step_strips_search: bool) -> str:
     """Tool-message payload for a rejected tool call: the reason plus live counters.
 

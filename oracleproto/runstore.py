@@ -28,7 +28,7 @@ from oracleproto.errors import OracleProtoError
 from oracleproto.io import write_json, write_parquet
 from oracleproto.schema import CUTOFF_SKIP, TRIAL_SCHEMA
 
-STORE_SCHEMA_VERSION = "2"
+STORE_SCHEMA_VERSION = "3"
 TRIAL_SORT = ("model", "q_id", "trial")
 DATE_COLUMNS = tuple(f.name for f in TRIAL_SCHEMA if pa.types.is_date32(f.type))
 # Long text columns get their own SQLite columns: no second JSON escaping of the traces.

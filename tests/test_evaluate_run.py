@@ -1,8 +1,10 @@
 """End-to-end evaluation against the loopback model server (search: an in-process backend)."""
 
 import asyncio
+import dataclasses
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -21,10 +23,12 @@ from oracleproto.evaluate import (
     settings_from_params,
 )
 from oracleproto.io import write_parquet
+from oracleproto.metrics.scorer import score_file, summary
+from oracleproto.prompts import BELIEF_PROTOCOL, ProtocolSwitches, text_hash16
 from oracleproto.runstore import RunStore, RunStoreError
 from oracleproto.schema import QUESTION_SCHEMA, TRIAL_SCHEMA
 from tests.agent.fakes import FakeSearch
-from tests.servers.openai_server import Fault, FaultStorm, OpenAIServer, SearchThenAnswer, status_fault
+from tests.servers.openai_server import Fault, FaultStorm, OpenAIServer, SearchThenAnswer, first_user_text, status_fault
 
 KEY = "sk-fake-e2e-KEY-5f1d2c3b4a596877"
 SETTINGS = EvalSettings(search_backend="archive", archive_path="unused-by-fake", detector="off")
@@ -383,3 +387,46 @@ def test_params_to_settings_and_specs():
     with pytest.raises(SettingsError, match="no knowledge cutoff"):
         model_spec_from_entry("x/y", {})
     assert model_spec_from_entry("baseline:first", {}).cutoff is None
+
+
+class SearchThenBelieve(SearchThenAnswer):
+    """SearchThenAnswer, with a belief block (letter A favoured) before the box."""
+
+    def __call__(self, body):
+        reply = super().__call__(body)
+        message = reply["choices"][0]["message"]
+        if message.get("content"):
+            # one key per option letter (the outcomes block; yes/no and binary have two), summing to 1
+            n = len(re.findall(r"^[A-Z]\. ", first_user_text(body), flags=re.M)) or 2
+            probabilities = {chr(65 + i): 0.6 if i == 0 else 0.4 / (n - 1) for i in range(n)}
+            message["content"] = f"<belief>{json.dumps({'probabilities': probabilities})}</belief> " + message["content"]
+        return reply
+
+
+def test_belief_protocol_end_to_end_feeds_the_probabilistic_metrics(questions_path, tmp_path):
+    settings = dataclasses.replace(SETTINGS, protocols=ProtocolSwitches(belief=True), budgets=Budgets(trials=1))
+    with OpenAIServer(SearchThenBelieve(searches=1)) as server:
+        run_api(questions_path, tmp_path / "run", server, settings=settings)
+        assert all(BELIEF_PROTOCOL in first_user_text(r.body) for r in server.requests)
+    trials = read_trials(tmp_path / "run").to_pylist()
+    assert len(trials) == 30 and all(t["pred"] is not None for t in trials)
+    for t in trials:
+        assert t["belief"] is not None and len(t["belief"]) == len(t["options"]) and t["belief"][0] == 0.6
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["hash_chain"]["belief_protocol_hash"] == text_hash16(BELIEF_PROTOCOL)
+    result = summary(score_file(tmp_path / "run" / "trials.parquet", n_bootstrap=0))["vendor/model"]
+    assert result["fallback_share"] == 0.0  # every vector is the model's own
+    assert result["brier_index"] is not None and result["nll"] is not None
+
+
+def test_nudges_and_bail_out_retry_reach_the_trial_table(questions_path, tmp_path):
+    # the model answers at once, never searching: nudged up to max_nudges, then its box stands
+    budgets = Budgets(trials=1, min_search_calls=1, max_nudges=2, final_answer_retry=True)
+    settings = dataclasses.replace(SETTINGS, budgets=budgets)
+    with OpenAIServer(SearchThenAnswer(searches=0)) as server:
+        run_api(questions_path, tmp_path / "run", server, settings=settings)
+    trials = read_trials(tmp_path / "run").to_pylist()
+    assert {(t["nudges_used"], t["react_steps"], t["final_answer_retry_used"]) for t in trials} == {(2, 3, False)}
+    assert all(t["pred"] is not None for t in trials)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["budgets"]["min_search_calls"] == 1 and manifest["budgets"]["final_answer_retry"] is True

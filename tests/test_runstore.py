@@ -17,6 +17,8 @@ def row(q_id="q1", trial=1, model="m", error=None, pred="A", cost=0.5):
         "search_calls": "[]", "react_steps": 1, "tool_calls_count": 0, "prompt_tokens": 3, "completion_tokens": 4,
         "reasoning_tokens": 0, "latency_ms": 12, "finish_reason": "stop", "response_id": "r", "system_fingerprint": None,
         "belief": None,
+        "nudges_used": 0,
+        "final_answer_retry_used": False,
     }
 
 

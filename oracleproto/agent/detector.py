@@ -42,6 +42,7 @@ from oracleproto.agent.errors import (
     call_with_retries,
     classify,
 )
+from oracleproto.agent.llm import ChannelMeter
 from oracleproto.agent.replay import CallCache, CallContext
 from oracleproto.agent.search import SearchHit, SearchOutcome, SearchSettings, record_or_replay
 from oracleproto.agent.settings import SettingsError, read_key
@@ -359,8 +360,10 @@ class LeakDetector:
         retry: RetryPolicy = DETECTOR_RETRY,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         transport: httpx.AsyncBaseTransport | None = None,
+        meter: ChannelMeter | None = None,
     ):
         self.settings = settings
+        self._meter = meter or ChannelMeter()
         self._cache = cache
         self._retry = retry
         self._sleep = sleep
@@ -398,7 +401,7 @@ class LeakDetector:
         retries = RetryLog()
         started = time.perf_counter()
         cost: list[float] = []
-        async with self._limit:
+        async with self._limit, self._meter.track(DETECTOR_CHANNEL):
             try:
                 verdict, reason = await call_with_retries(
                     lambda: self._ask(request, cost), self._retry, sleep=self._sleep, log=retries

@@ -4,9 +4,12 @@ One user message (renderer R), then up to T assistant turns. At the top of every
 most one harness injection fires, by priority: last-step hard cutoff, penultimate warning,
 search-budget notice (once), continuation after an unboxed reply. Tools are offered unless
 this is the last step or the search budget is spent. A content turn with a parseable box
-ends the trial; a tool-call turn runs each ``web_search`` (up to C) against the backend with
-``end_date`` = χ, computed here from the question and never shown to the model: the tool
-schema exposes only ``query`` and any other argument the model sends is ignored.
+ends the trial, unless the run asks for a minimum number of searches and a nudge fits
+(then the model is asked to search first; the reply still stands if it never does); a
+tool-call turn runs each ``web_search`` (up to C) against the backend with ``end_date`` = χ,
+computed here from the question and never shown to the model: the tool schema exposes only
+``query`` and any other argument the model sends is ignored. With the bail-out retry on, a
+loop that ends with no parseable answer gets one more tool-less call.
 """
 
 from __future__ import annotations
@@ -102,6 +105,8 @@ class LoopResult:
     finish_reason: str | None = None
     response_id: str | None = None
     system_fingerprint: str | None = None
+    nudges_used: int = 0
+    final_answer_retry_used: bool = False
 
     @property
     def tool_calls_count(self) -> int:
@@ -197,6 +202,23 @@ async def run_react(
     searches = 0
     announced_budget = False
     pending_continuation = False
+    min_searches = budgets.min_search_calls if max_searches > 0 else 0
+
+    def nudge_fits(state: prompts.LoopState) -> bool:
+        """A nudge is the next turn's only injection: a later step than this, and not one
+        that the penultimate warning or the last-step cutoff already claims."""
+        steps_after = state.steps_left - 1
+        return steps_after >= 1 and (not budgets.force_final or steps_after > budgets.lookahead)
+
+    def parsed(text: str | None) -> str | None:
+        return parse_answer(text, question.question_type, question.options, question.choice_type)
+
+    async def call_model(step: int, tools: list[dict[str, Any]]) -> ChatResult:
+        context = CallContext(model=label, q_id=question.q_id, trial=trial, step=step)
+        reply = await model.complete(spec, result.messages, tools, context, result.messages_json())
+        result.add_call(reply, spec)
+        result.append(reply.message)
+        return reply
 
     for step in range(1, max_steps + 1):
         state = prompts.LoopState(step, max_steps, searches, max_searches)
@@ -216,20 +238,24 @@ async def run_react(
             result.append({"role": "user", "content": injection})
         tools = [] if tools_off else schema
 
-        context = CallContext(model=label, q_id=question.q_id, trial=trial, step=step)
         try:
-            reply = await model.complete(spec, result.messages, tools, context, result.messages_json())
+            reply = await call_model(step, tools)
         except AuthError:
             raise
         except CallError as exc:
             result.error, result.error_message = exc.kind, exc.message
             return result
-        result.add_call(reply, spec)
-        result.append(reply.message)
 
         if not reply.tool_calls:
+            # the last content turn is the answer, even one given before a nudge: if the
+            # model never searches, its boxed reply still counts (the reference discards it)
             result.raw_output = reply.message["content"]
-            if parse_answer(result.raw_output, question.question_type, question.options, question.choice_type):
+            if searches < min_searches and result.nudges_used < budgets.max_nudges and nudge_fits(state):
+                result.nudges_used += 1
+                next_state = prompts.LoopState(step + 1, max_steps, searches, max_searches)
+                result.append({"role": "user", "content": prompts.min_search_nudge(next_state, min_searches)})
+                continue
+            if parsed(result.raw_output):
                 break
             pending_continuation = True
             continue
@@ -259,7 +285,20 @@ async def run_react(
             payload = json.dumps(outcome.to_llm_payload(), ensure_ascii=False)
             result.append(_tool_message(call, payload))
 
-    result.pred = parse_answer(result.raw_output, question.question_type, question.options, question.choice_type)
+    result.pred = parsed(result.raw_output)
+    if result.pred is None and budgets.final_answer_retry:
+        result.append({"role": "user", "content": prompts.final_answer_retry_directive(max_steps)})
+        result.final_answer_retry_used = True
+        try:
+            reply = await call_model(max_steps + 1, [])
+        except AuthError:
+            raise
+        except CallError as exc:
+            result.error, result.error_message = exc.kind, exc.message
+            return result
+        if not reply.tool_calls:
+            result.raw_output = reply.message["content"]
+        result.pred = parsed(result.raw_output)
     if config.belief:
         result.belief = parse_belief(result.raw_output, question.options, question.choice_type)
     return result

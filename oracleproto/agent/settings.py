@@ -150,6 +150,12 @@ class Budgets:
     lookahead: int = 2  # steps before the last one that get the soft warning
     drop_tools_when_spent: bool = True
     force_final: bool = True
+    # Minimum-search nudges (off by default, as in the paper's runs): a reply before
+    # ``min_search_calls`` searches is answered with a nudge, at most ``max_nudges`` times.
+    min_search_calls: int = 0
+    max_nudges: int = 2
+    # Bail-out retry (off by default): one extra tool-less call when the loop ends unanswered.
+    final_answer_retry: bool = False
 
     def __post_init__(self) -> None:
         _positive_int("max_steps", self.max_steps)
@@ -160,6 +166,15 @@ class Budgets:
         _positive_int("lookahead", self.lookahead)
         if self.lookahead > self.max_steps:
             raise SettingsError(f"lookahead ({self.lookahead}) must be <= max_steps ({self.max_steps})")
+        _positive_int("min_search_calls", self.min_search_calls, 0)
+        _positive_int("max_nudges", self.max_nudges, 0)
+        if self.min_search_calls > self.max_search_calls:
+            raise SettingsError(
+                f"min_search_calls ({self.min_search_calls}) must be <= max_search_calls ({self.max_search_calls})"
+            )
+        for name in ("drop_tools_when_spent", "force_final", "final_answer_retry"):
+            if not isinstance(getattr(self, name), bool):
+                raise SettingsError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
 
 @dataclass(frozen=True)

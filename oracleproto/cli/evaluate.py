@@ -101,6 +101,12 @@ def evaluate(
     max_steps: Optional[int] = typer.Option(None, min=1, help="Step cap T (default 6)."),
     max_search_calls: Optional[int] = typer.Option(None, min=0, help="Search cap C (default 4)."),
     max_results: Optional[int] = typer.Option(None, min=1, help="Results per search R (default 5)."),
+    min_search_calls: Optional[int] = typer.Option(
+        None, min=0, help="Nudge a reply given before this many searches (at most max_nudges times; default 0 = off)."
+    ),
+    final_answer_retry: Optional[bool] = typer.Option(
+        None, "--final-answer-retry/--no-final-answer-retry", help="One extra tool-less call when a trial ends unanswered (default off)."
+    ),
     delta: Optional[int] = typer.Option(None, min=1, help="Days δ between prediction cutoff and resolution (default: params admit.delta_days, else 1)."),
     seed: Optional[int] = typer.Option(None, help="Seed of baseline:uniform (default 0)."),
     http_transport: str = typer.Option("lean", help="Model-call transport: lean (default, low CPU) | httpx (httpx's own pool)."),
@@ -134,6 +140,8 @@ def evaluate(
             max_steps=max_steps,
             max_search_calls=max_search_calls,
             max_results=max_results,
+            min_search_calls=min_search_calls,
+            final_answer_retry=final_answer_retry,
             seed=seed,
         )
         cutoffs = {**(admit_params.get("models") or {}), **_cutoff_overrides(cutoff)}

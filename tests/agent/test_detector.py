@@ -23,6 +23,7 @@ from oracleproto.agent.detector import (
     render_detector_message,
     screen,
 )
+from oracleproto.agent.llm import ChannelMeter
 from oracleproto.agent.replay import CallCache, CallContext
 from oracleproto.agent.search import SearchHit
 from oracleproto.agent.settings import SettingsError
@@ -420,3 +421,17 @@ def test_detector_record_then_replay_without_endpoint_or_key(tmp_path):
     replayed = run_screen(RAW, "llm", detector=LeakDetector(replay_settings, CallCache(path, "replay")))
     assert replayed == recorded
     assert DETECTOR_KEY not in path.read_bytes().decode("latin-1")
+
+
+def test_detector_calls_are_counted_in_flight_on_the_meter():
+    meter, seen = ChannelMeter(), []
+
+    def counting(body):
+        seen.append(meter.in_flight.get("detector"))
+        return judge_by_marker(body)
+
+    with OpenAIServer(counting) as server:
+        settings = DetectorSettings(model="det/model", base_url=server.base_url, api_key=DETECTOR_KEY)
+        judge(LeakDetector(settings, CallCache(None, "off"), sleep=Sleeps(), meter=meter), [hit(), hit(), hit()])
+    assert len(seen) == 3 and all(count >= 1 for count in seen)
+    assert meter.in_flight == {"detector": 0}

@@ -2,6 +2,7 @@ import asyncio
 import copy
 import datetime as dt
 import json
+import re
 
 import pytest
 
@@ -222,3 +223,65 @@ def test_web_search_schema_is_locked():
 
 def test_prediction_cutoff():
     assert react.prediction_cutoff(TAU, 1) == CHI
+
+
+def test_min_search_nudge_asks_for_searches_before_the_answer():
+    search = FakeSearch()
+    model = ScriptedModel([say("\\boxed{A}"), calls(search_call("a")), say("\\boxed{B}")])
+    result = run(model, search, budgets=Budgets(min_search_calls=1))
+    nudge = user_texts(model.seen[1])[-1]
+    assert nudge.startswith("[Harness status] step 2/6 (5 remaining) · web_search 0/4 used (4 left).")
+    assert "at least 1 source(s)" in nudge
+    assert model.seen[1].tools == [WEB_SEARCH_TOOL]
+    assert (result.nudges_used, result.pred, result.tool_calls_count, result.react_steps) == (1, "B", 1, 3)
+
+
+def test_nudges_are_capped_and_the_unsearched_answer_still_stands():
+    model = ScriptedModel([say("\\boxed{A}"), say("\\boxed{B}"), say("\\boxed{C}")])
+    result = run(model, FakeSearch(), budgets=Budgets(min_search_calls=2, max_nudges=2))
+    assert result.nudges_used == 2 and result.pred == "C" and result.react_steps == 3
+
+
+def test_no_nudge_where_the_penultimate_warning_or_the_last_step_speaks():
+    # T = 3, lookahead 2: step 2 gets the penultimate warning, so a nudge never fits
+    model = ScriptedModel([say("\\boxed{A}")])
+    result = run(model, FakeSearch(), budgets=Budgets(max_steps=3, min_search_calls=1))
+    assert result.nudges_used == 0 and result.pred == "A" and result.react_steps == 1
+
+
+def test_no_nudge_without_search():
+    model = ScriptedModel([say("\\boxed{A}")])
+    result = run(model, FakeSearch(), budgets=Budgets(min_search_calls=1), search_enabled=False)
+    assert result.nudges_used == 0 and result.pred == "A"
+
+
+def test_bail_out_retry_makes_one_tool_less_call_when_unanswered():
+    model = ScriptedModel([say("thinking"), say("still thinking"), say("\\boxed{C}")])
+    result = run(model, FakeSearch(), budgets=Budgets(max_steps=2, lookahead=1, final_answer_retry=True))
+    retry = model.seen[2]
+    assert retry.tools == [] and "Time to commit" in user_texts(retry)[-1]
+    assert result.final_answer_retry_used and result.pred == "C" and result.react_steps == 3
+
+
+def test_bail_out_retry_is_off_by_default_and_idle_after_an_answer():
+    unanswered = run(ScriptedModel([say("a"), say("b")]), FakeSearch(), budgets=Budgets(max_steps=2, lookahead=1))
+    assert unanswered.pred is None and not unanswered.final_answer_retry_used and unanswered.react_steps == 2
+    answered = run(ScriptedModel([say("\\boxed{A}")]), FakeSearch(), budgets=Budgets(final_answer_retry=True))
+    assert answered.pred == "A" and not answered.final_answer_retry_used and answered.react_steps == 1
+
+
+def test_bail_out_retry_call_error_ends_the_trial_with_error():
+    model = ScriptedModel([say("a"), call_error("server_5xx")])
+    result = run(model, FakeSearch(), budgets=Budgets(max_steps=1, lookahead=1, final_answer_retry=True))
+    assert result.error == "server_5xx" and result.final_answer_retry_used
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [({"min_search_calls": 5}, "min_search_calls (5) must be <= max_search_calls (4)"),
+     ({"max_nudges": -1}, "max_nudges must be an integer >= 0"),
+     ({"final_answer_retry": "yes"}, "final_answer_retry must be true or false")],
+)
+def test_nudge_and_retry_settings_are_checked(kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Budgets(**kwargs)

@@ -8,7 +8,14 @@ from typer.testing import CliRunner
 from oracleproto.cli import app
 from oracleproto.io import write_parquet
 from oracleproto.schema import QUESTION_SCHEMA
-from tests.servers.openai_server import OpenAIServer, SearchThenAnswer, status_fault
+from tests.servers.openai_server import (
+    BOXED_EXAMPLE,
+    OpenAIServer,
+    SearchThenAnswer,
+    content_reply,
+    first_user_text,
+    status_fault,
+)
 from tests.test_evaluate_run import make_questions
 
 runner = CliRunner()
@@ -142,3 +149,23 @@ def test_replay_without_a_recording_is_one_line(split, tmp_path):
                      "--out", str(tmp_path / "o"), "--cache", "replay"])
     assert result.exit_code == 1
     assert result.output.startswith("error: replay mode: no recorded calls at ")
+
+
+def test_final_answer_retry_flag(split, tmp_path):
+    directory, params = split
+
+    def boxes_only_when_told(body):
+        last = body["messages"][-1]["content"] or ""
+        answer = BOXED_EXAMPLE.findall(first_user_text(body))[0]  # a well-formed box for this question type
+        return content_reply(f"\\boxed{{{answer}}}" if "Time to commit" in last else "still weighing it", body)
+
+    args = ["--questions", str(directory / "test.parquet"), "--model", "vendor/model", "--params", str(params),
+            "--trials", "1", "--max-steps", "2"]
+    with OpenAIServer(boxes_only_when_told) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": KEY}
+        on = invoke([*args, "--out", str(tmp_path / "on"), "--final-answer-retry"], env)
+        off = invoke([*args, "--out", str(tmp_path / "off")], env)
+    assert on.exit_code == 0 and off.exit_code == 0, on.output + off.output
+    retried, plain = (pq.read_table(tmp_path / d / "trials.parquet").to_pylist() for d in ("on", "off"))
+    assert all(t["final_answer_retry_used"] and t["pred"] is not None and t["react_steps"] == 3 for t in retried)
+    assert all(not t["final_answer_retry_used"] and t["pred"] is None and t["react_steps"] == 2 for t in plain)
