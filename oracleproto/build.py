@@ -15,6 +15,7 @@ import itertools
 import json
 import shutil
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ import pyarrow.parquet as pq
 from oracleproto import admission as adm
 from oracleproto.audit import AuditConfig, audit, quarantine_with_originals
 from oracleproto.io import json_text, read_parquet, write_json, write_parquet, write_parquet_parts
+from oracleproto.parallel import ordered_map
 from oracleproto.schema import ADMISSION_LOG_SCHEMA, QUARANTINE_SCHEMA, QUESTION_SCHEMA, RAW_SCHEMA
 from oracleproto.sources import RAW_COLUMNS, SourceError, open_source
 
@@ -119,10 +121,15 @@ def run_audit(raw_dir: Path, params: Mapping[str, Any], out: Path) -> dict[str, 
         outcome_markers=params.get("outcome_markers") or (),
     )
     result = audit(raw, config)
+    del raw
     from oracleproto.validation import check_questions  # pandera: imported only by the stage that validates
 
-    check_questions(result.questions)
-    quarantine = quarantine_with_originals(result.quarantine, _originals(raw_path, result.quarantine.column("source_row")))
+    # Validation (mostly pyarrow kernels, which release the GIL) runs beside the re-reading of
+    # the quarantined rows' originals; nothing is written before it has passed.
+    with ThreadPoolExecutor(max_workers=1) as validator:
+        validated = validator.submit(check_questions, result.questions)
+        quarantine = quarantine_with_originals(result.quarantine, _originals(raw_path, result.quarantine.column("source_row")))
+        validated.result()
     templates = info.get("prompt_templates")
     metadata = {
         "source": info["source"],
@@ -134,9 +141,13 @@ def run_audit(raw_dir: Path, params: Mapping[str, Any], out: Path) -> dict[str, 
         "counts_by_type": result.report["counts_by_type"],
         "rows": result.questions.num_rows,
     }
-    # audit() returns the questions in QUESTION_SORT order already.
-    write_parquet(result.questions, out / QUESTIONS, QUESTION_SCHEMA, metadata=metadata)
-    write_parquet(quarantine, out / QUARANTINE, QUARANTINE_SCHEMA, sort_by=("source_row",), metadata={"source": info["source"]})
+    with ThreadPoolExecutor(max_workers=1) as writer:
+        quarantine_written = writer.submit(
+            write_parquet, quarantine, out / QUARANTINE, QUARANTINE_SCHEMA, sort_by=("source_row",), metadata={"source": info["source"]}
+        )
+        # audit() returns the questions in QUESTION_SORT order already.
+        write_parquet(result.questions, out / QUESTIONS, QUESTION_SCHEMA, metadata=metadata)
+        quarantine_written.result()
     report = {**result.report, "source": info["source"], "source_hash": info["source_hash"]}
     if result.questions.num_rows:
         ends = result.questions.column("end_time")
@@ -153,18 +164,28 @@ def run_admit(questions_path: Path, params: Mapping[str, Any], out: Path) -> dic
     splits_dir = out / SPLITS
     if splits_dir.exists():
         shutil.rmtree(splits_dir)  # a cutoff dropped from params must not leave a stale split behind
-    for name, train, test in adm.split_sets(questions, config):
+
+    def write_split_set(split_set: tuple[str, pa.Table, pa.Table]) -> None:
+        name, train, test = split_set
         models = sorted(m for m, c in config.models.items() if adm.split_name(c) == name)
         for split, table in (("train", train), ("test", test)):
             meta = {**base_meta, "split": split, "config": name, "models": models, "delta_days": config.delta_days, "rows": table.num_rows}
             # Already in (end_time, id) order: admission keeps the audited order.
             write_parquet(table, splits_dir / name / f"{split}.parquet", QUESTION_SCHEMA, metadata=meta)
-    write_parquet_parts(
-        adm.admission_log(questions, config),
-        splits_dir / "admission_log.parquet",
-        ADMISSION_LOG_SCHEMA,
-        metadata={"delta_days": config.delta_days},
-    )
+
+    # Parquet encoding releases the GIL and dominates this stage: the log and the split sets
+    # are written on other threads at once (each file's bytes do not depend on the order).
+    with ThreadPoolExecutor(max_workers=1) as log_writer:
+        log_written = log_writer.submit(
+            write_parquet_parts,
+            adm.admission_log(questions, config),
+            splits_dir / "admission_log.parquet",
+            ADMISSION_LOG_SCHEMA,
+            metadata={"delta_days": config.delta_days},
+        )
+        for _ in ordered_map(write_split_set, adm.split_sets(questions, config)):
+            pass
+        log_written.result()
     summary = adm.summary(questions, config)
     write_json(summary, splits_dir / "summary.json")
     return summary
