@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from oracleproto.parallel import ordered_map
+from oracleproto.parallel import ordered_map, take_rows
 from oracleproto.schema import QUARANTINE_SCHEMA, QUESTION_TYPES
 
 # Rule name → (field, what the rule requires). Order = precedence.
@@ -217,7 +217,7 @@ def audit(raw: pa.Table, config: AuditConfig, chunk_rows: int = AUDIT_CHUNK_ROWS
     order = pc.sort_indices(
         candidates.select(list(QUESTION_SORT)).take(pa.array(kept)), sort_keys=[(key, "ascending") for key in QUESTION_SORT]
     ).to_numpy()
-    questions = candidates.take(pa.array(kept[order])).drop(["source_row"]).combine_chunks()
+    questions = take_rows(candidates.drop(["source_row"]), pa.array(kept[order])).combine_chunks()
     if dedup_reason:
         rows = sorted(dedup_reason)
         positions = _np(candidates.column("source_row").take(pa.array(rows)))

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
+import pyarrow as pa
+
 In = TypeVar("In")
 Out = TypeVar("Out")
 
@@ -36,3 +38,10 @@ def ordered_map(fn: Callable[[In], Out], items: Iterable[In], workers: int | Non
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
+
+
+def take_rows(table: pa.Table, indices: pa.Array) -> pa.Table:
+    """``table.take(indices)`` one column per task: gathering long string and list columns is
+    the cost, and Arrow's take releases the GIL."""
+    columns = list(ordered_map(lambda column: column.take(indices), table.columns))
+    return pa.Table.from_arrays(columns, schema=table.schema)
