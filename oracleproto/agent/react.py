@@ -213,9 +213,16 @@ async def run_react(
     def parsed(text: str | None) -> str | None:
         return parse_answer(text, question.question_type, question.options, question.choice_type)
 
-    async def call_model(step: int, tools: list[dict[str, Any]]) -> ChatResult:
+    async def call_model(step: int, tools: list[dict[str, Any]]) -> ChatResult | None:
+        """The reply, or None when a call error ended the trial (recorded on ``result``)."""
         context = CallContext(model=label, q_id=question.q_id, trial=trial, step=step)
-        reply = await model.complete(spec, result.messages, tools, context, result.messages_json())
+        try:
+            reply = await model.complete(spec, result.messages, tools, context, result.messages_json())
+        except AuthError:
+            raise
+        except CallError as exc:
+            result.error, result.error_message = exc.kind, exc.message
+            return None
         result.add_call(reply, spec)
         result.append(reply.message)
         return reply
@@ -238,12 +245,8 @@ async def run_react(
             result.append({"role": "user", "content": injection})
         tools = [] if tools_off else schema
 
-        try:
-            reply = await call_model(step, tools)
-        except AuthError:
-            raise
-        except CallError as exc:
-            result.error, result.error_message = exc.kind, exc.message
+        reply = await call_model(step, tools)
+        if reply is None:
             return result
 
         if not reply.tool_calls:
@@ -289,12 +292,8 @@ async def run_react(
     if result.pred is None and budgets.final_answer_retry:
         result.append({"role": "user", "content": prompts.final_answer_retry_directive(max_steps)})
         result.final_answer_retry_used = True
-        try:
-            reply = await call_model(max_steps + 1, [])
-        except AuthError:
-            raise
-        except CallError as exc:
-            result.error, result.error_message = exc.kind, exc.message
+        reply = await call_model(max_steps + 1, [])
+        if reply is None:
             return result
         if not reply.tool_calls:
             result.raw_output = reply.message["content"]
