@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from oracleproto.arrays import joined_letters, list_from_flat
 from oracleproto.letters import letter, split_answer
 
 AGENT_ROLE = "You are an agent that can predict future events."
@@ -70,6 +71,11 @@ def _np(values: pa.Array) -> np.ndarray:
     return np.asarray(values.to_numpy(zero_copy_only=False))
 
 
+def _or_empty(values: pa.Array) -> pa.Array:
+    """Nulls as empty strings; fill_null copies every string even when there is no null."""
+    return values if values.null_count == 0 else pc.fill_null(values, "")
+
+
 def _slice_strings(values: pa.Array, start: np.ndarray, length: np.ndarray) -> pa.Array:
     """Per-row byte slices ``[start, start + length)`` of a string array, copied compactly.
 
@@ -104,13 +110,6 @@ def _single_byte_codes(values: pa.Array) -> np.ndarray:
     return np.frombuffer(values.buffers()[2], dtype=np.uint8, count=len(values)).astype(np.int64)
 
 
-def _list_from_flat(values: pa.Array, parents: np.ndarray, n_rows: int) -> pa.ListArray:
-    counts = np.bincount(parents, minlength=n_rows)
-    offsets = np.zeros(n_rows + 1, dtype=np.int32)
-    np.cumsum(counts, out=offsets[1:])
-    return pa.ListArray.from_arrays(pa.array(offsets), values)
-
-
 def _option_lists(after_event: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
     """Options per row from the lettered lines of the block after the event,
     and a per-row flag telling whether the letters ran A, B, C, … in order."""
@@ -131,7 +130,7 @@ def _option_lists(after_event: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
     labels = pc.utf8_rtrim_whitespace(labels)
     closing = pc.and_(pa.array(is_last_line[candidate]), pc.ends_with(labels, '"'))
     labels = pc.utf8_trim_whitespace(pc.if_else(closing, pc.utf8_slice_codeunits(labels, 0, -1), labels))
-    options = _list_from_flat(labels, kept_parents, n)
+    options = list_from_flat(labels, kept_parents, n)
     # Rank of each option line within its row must equal its letter's index.
     starts = options.offsets.to_numpy()[:-1]
     rank = np.arange(len(candidate), dtype=np.int64) - starts[kept_parents]
@@ -142,7 +141,7 @@ def _option_lists(after_event: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
 
 
 def _ground_truth_lists(ground_truth: pa.Array) -> pa.ListArray:
-    stripped = pc.replace_substring_regex(pc.fill_null(pc.cast(ground_truth, pa.string()), ""), _GT_STRIP_RE, "")
+    stripped = pc.replace_substring_regex(_or_empty(pc.cast(ground_truth, pa.string())), _GT_STRIP_RE, "")
     parts = pc.split_pattern_regex(stripped, _GT_SPLIT_RE)
     # Undo the Python-literal escapes repr() writes (the "\\" letter past Z, quotes).
     flat = pc.utf8_trim_whitespace(pc.list_flatten(parts))
@@ -150,7 +149,7 @@ def _ground_truth_lists(ground_truth: pa.Array) -> pa.ListArray:
     nonempty = pc.greater(pc.utf8_length(flat), 0).to_numpy(zero_copy_only=False)
     parents = pc.list_parent_indices(parts).to_numpy()
     keep = np.flatnonzero(nonempty)
-    return _list_from_flat(flat.take(keep), parents[keep], len(ground_truth))
+    return list_from_flat(flat.take(keep), parents[keep], len(ground_truth))
 
 
 def _gold_letters(gt: pa.ListArray, options: pa.ListArray) -> tuple[pa.Array, pa.Array]:
@@ -177,8 +176,7 @@ def _gold_letters(gt: pa.ListArray, options: pa.ListArray) -> tuple[pa.Array, pa
     bad_rows = np.zeros(n, dtype=bool)
     bad_rows[parents[~element_ok]] = True
     empty_rows = pc.list_value_length(gt).to_numpy(zero_copy_only=False) == 0
-    letters_flat = pa.array(mapped.astype(np.uint8).view("S1").astype("U1"), pa.string())
-    joined = pc.binary_join(_list_from_flat(letters_flat, parents, n), ", ")
+    joined = joined_letters(mapped.astype(np.uint8), parents, n)
     error = np.where(
         empty_rows,
         "ground_truth is empty",
@@ -195,7 +193,7 @@ def parse_futurex(batch: pa.Table, first_row: int = 0) -> pa.Table:
 
     n = batch.num_rows
     prompt = batch.column("prompt").combine_chunks() if n else pa.array([], pa.string())
-    text = pc.fill_null(prompt, "")
+    text = _or_empty(prompt)
     event_at = _np(pc.find_substring(text, _EVENT_MARK))
     resolved_at = _np(pc.find_substring(text, _RESOLVED_MARK))
     instructions_at = _np(pc.find_substring(text, _INSTRUCTIONS_MARK))
