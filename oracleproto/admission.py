@@ -73,18 +73,24 @@ class AdmissionConfig:
         return sorted(set(self.models.values()))
 
 
+def _days(end_time: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return pc.cast(end_time, pa.int32()).to_numpy(zero_copy_only=False).astype(np.int64) if len(end_time) else np.zeros(0, np.int64)
+
+
+def _first_admitted_day(cutoff: dt.date, delta_days: int) -> int:
+    """κ ≤ τ − δ ⟺ τ ≥ κ + δ, as days since the epoch (τ − δ < τ holds since δ ≥ 1)."""
+    return (cutoff - dt.date(1970, 1, 1)).days + delta_days
+
+
 def admitted_mask(end_time: pa.Array | pa.ChunkedArray, cutoff: dt.date, delta_days: int) -> np.ndarray:
-    """κ ≤ τ − δ (and τ − δ < τ holds since δ ≥ 1), vectorised over date32 ``end_time``."""
-    days = pc.cast(end_time, pa.int32()).to_numpy(zero_copy_only=False) if len(end_time) else np.zeros(0, np.int32)
-    kappa = (cutoff - dt.date(1970, 1, 1)).days
-    return kappa <= days.astype(np.int64) - delta_days
+    """κ ≤ τ − δ, vectorised over date32 ``end_time``."""
+    return _days(end_time) >= _first_admitted_day(cutoff, delta_days)
 
 
 def _sorted_chronologically(questions: pa.Table) -> bool:
     if questions.num_rows < 2:
         return True
-    days = pc.cast(questions.column("end_time"), pa.int32()).to_numpy(zero_copy_only=False).astype(np.int64)
-    step = np.diff(days)
+    step = np.diff(_days(questions.column("end_time")))
     if (step < 0).any():
         return False
     ties = np.flatnonzero(step == 0)
@@ -94,21 +100,17 @@ def _sorted_chronologically(questions: pa.Table) -> bool:
     return bool(pc.all(pc.less(ids.take(pa.array(ties)), ids.take(pa.array(ties + 1)))).as_py())
 
 
-def chronological_split(questions: pa.Table, test_fraction: float) -> tuple[pa.Table, pa.Table]:
-    """Sort by (end_time, id); the newest round(n·f) rows are the test split."""
-    ordered = questions if _sorted_chronologically(questions) else questions.sort_by([("end_time", "ascending"), ("id", "ascending")])
-    n = ordered.num_rows
-    n_test = int(np.floor(n * test_fraction + 0.5))
-    return ordered.slice(0, n - n_test), ordered.slice(n - n_test)
-
-
 def split_sets(questions: pa.Table, config: AdmissionConfig) -> Iterator[tuple[str, pa.Table, pa.Table]]:
-    """(split name, train, test) per distinct cutoff, one at a time (each is a copy of
-    up to the whole table, so they are not held together)."""
+    """(split name, train, test) per distinct cutoff: the admitted questions in (end_time, id)
+    order, the newest round(n·f) of them the test split. In that order a cutoff admits a
+    suffix of the table (τ ≥ κ + δ), so every split is a slice, not a copy."""
+    ordered = questions if _sorted_chronologically(questions) else questions.sort_by([("end_time", "ascending"), ("id", "ascending")])
+    days = _days(ordered.column("end_time"))
     for cutoff in config.cutoffs:
-        mask = admitted_mask(questions.column("end_time"), cutoff, config.delta_days)
-        train, test = chronological_split(questions.filter(pa.array(mask)), config.test_fraction)
-        yield split_name(cutoff), train, test
+        admitted = ordered.slice(int(np.searchsorted(days, _first_admitted_day(cutoff, config.delta_days))))
+        n = admitted.num_rows
+        n_test = int(np.floor(n * config.test_fraction + 0.5))
+        yield split_name(cutoff), admitted.slice(0, n - n_test), admitted.slice(n - n_test)
 
 
 def summary(questions: pa.Table, config: AdmissionConfig) -> dict[str, dict]:

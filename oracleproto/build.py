@@ -125,7 +125,7 @@ def run_audit(raw_dir: Path, params: Mapping[str, Any], out: Path) -> dict[str, 
         post_resolution_phrases=params.get("post_resolution_phrases") or (),
         outcome_markers=params.get("outcome_markers") or (),
     )
-    raw = pq.read_table(raw_path, columns=list(RAW_COLUMNS))
+    raw = read_parquet(raw_path, columns=list(RAW_COLUMNS))
     result = audit(raw, config)
     del raw
     # pandera's import (≈0.5 s; only this stage validates) and the validation (mostly pyarrow

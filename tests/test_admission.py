@@ -55,6 +55,20 @@ def test_chronological_disjoint_splits_and_shared_cutoffs():
     assert {r["reason"] for r in c_rows if not r["admitted"]} == {"cutoff_after_prediction_cutoff"}
 
 
+def test_unsorted_questions_split_like_the_sorted_table():
+    # Out of (end_time, id) order, with ties on end_time broken by id.
+    ends = [D(2024, 1, 5), D(2024, 1, 2), D(2024, 1, 9), D(2024, 1, 2), D(2024, 1, 7), D(2024, 1, 5)]
+    questions = _questions(ends)
+    config = AdmissionConfig.from_params({"models": {"a": "2024-01-01", "b": "2024-01-04"}, "test_fraction": 0.34})
+    ordered = questions.sort_by([("end_time", "ascending"), ("id", "ascending")])
+    for name, train, test in split_sets(questions, config):
+        first = D(2024, 1, 2) if name == "cutoff-2024-01-01" else D(2024, 1, 5)
+        admitted = [r["id"] for r in ordered.to_pylist() if r["end_time"] >= first]
+        n_test = round(len(admitted) * 0.34)
+        assert train.column("id").to_pylist() == admitted[: len(admitted) - n_test]
+        assert test.column("id").to_pylist() == admitted[len(admitted) - n_test:]
+
+
 @pytest.mark.parametrize("params, message", [({"delta_days": 0}, "delta_days"), ({"test_fraction": 2}, "test_fraction")])
 def test_bad_params(params, message):
     with pytest.raises(AdmissionError, match=message):
