@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from oracleproto import admission as adm
 from oracleproto.audit import AuditConfig, audit, quarantine_with_originals
-from oracleproto.io import json_text, read_parquet, write_json, write_parquet, write_parquet_parts
+from oracleproto.io import atomic_path, json_text, read_parquet, write_json, write_parquet, write_parquet_parts
 from oracleproto.parallel import ordered_map
 from oracleproto.schema import ADMISSION_LOG_SCHEMA, QUARANTINE_SCHEMA, QUESTION_SCHEMA, RAW_SCHEMA
 from oracleproto.sources import RAW_COLUMNS, SourceError, open_source
@@ -128,14 +128,6 @@ def run_audit(raw_dir: Path, params: Mapping[str, Any], out: Path) -> dict[str, 
     raw = read_parquet(raw_path, columns=list(RAW_COLUMNS))
     result = audit(raw, config)
     del raw
-    # pandera's import (≈0.5 s; only this stage validates) and the validation (mostly pyarrow
-    # kernels, which release the GIL) run beside the re-reading of the quarantined rows'
-    # originals; nothing is written before validation has passed. (Importing pandera while
-    # the raw table is still held would push the stage's peak RSS over 1.5 GiB at 1M rows.)
-    with ThreadPoolExecutor(max_workers=1) as validator:
-        validated = validator.submit(_validate, result.questions)
-        quarantine = quarantine_with_originals(result.quarantine, _originals(raw_path, result.quarantine.column("source_row")))
-        validated.result()
     templates = info.get("prompt_templates")
     metadata = {
         "source": info["source"],
@@ -147,13 +139,20 @@ def run_audit(raw_dir: Path, params: Mapping[str, Any], out: Path) -> dict[str, 
         "counts_by_type": result.report["counts_by_type"],
         "rows": result.questions.num_rows,
     }
-    with ThreadPoolExecutor(max_workers=1) as writer:
-        quarantine_written = writer.submit(
-            write_parquet, quarantine, out / QUARANTINE, QUARANTINE_SCHEMA, sort_by=("source_row",), metadata={"source": info["source"]}
-        )
+    # Three things at once (parquet encoding, pyarrow kernels and the re-read release the
+    # GIL): questions.parquet is encoded into a staged file that becomes questions.parquet
+    # only once validation has passed; pandera's import (≈0.5 s; only this stage validates)
+    # and the validation run on another thread; the main thread re-reads the quarantined
+    # rows' originals. (Importing pandera while the raw table is still held would push the
+    # stage's peak RSS over 1.5 GiB at 1M rows.)
+    with atomic_path(out / QUESTIONS) as staged, ThreadPoolExecutor(max_workers=2) as pool:
         # audit() returns the questions in QUESTION_SORT order already.
-        write_parquet(result.questions, out / QUESTIONS, QUESTION_SCHEMA, metadata=metadata)
-        quarantine_written.result()
+        written = pool.submit(write_parquet, result.questions, staged, QUESTION_SCHEMA, metadata=metadata)
+        validated = pool.submit(_validate, result.questions)
+        quarantine = quarantine_with_originals(result.quarantine, _originals(raw_path, result.quarantine.column("source_row")))
+        validated.result()
+        written.result()
+        write_parquet(quarantine, out / QUARANTINE, QUARANTINE_SCHEMA, sort_by=("source_row",), metadata={"source": info["source"]})
     report = {**result.report, "source": info["source"], "source_hash": info["source_hash"]}
     if result.questions.num_rows:
         ends = result.questions.column("end_time")

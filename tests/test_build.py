@@ -59,3 +59,21 @@ def test_sample_build_layout(project_root, tmp_path, params, monkeypatch):
     assert set(counts) == {"yes_no/single", "binary_named/single", "multiple_choice/single", "multiple_choice/multi"}
     assert counts["multiple_choice/multi"] >= 5 and counts["binary_named/single"] >= 2
     assert result["audit"]["rows_out"] >= 60
+
+
+def test_failed_validation_writes_nothing(project_root, tmp_path, params, monkeypatch):
+    # questions.parquet is encoded while validation runs: it must stay staged until validation passes.
+    import oracleproto.build as build_module
+    from oracleproto.validation import Failure, QuestionTableError
+
+    monkeypatch.chdir(project_root)
+    build_module.ingest("sample", params["ingest"], tmp_path)
+
+    def reject(_questions):
+        raise QuestionTableError([Failure(0, "q0", "answer", "forced failure", None)])
+
+    monkeypatch.setattr(build_module, "_validate", reject)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    with pytest.raises(QuestionTableError):
+        build_module.run_audit(tmp_path, build_module.audit_params(params), tmp_path)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
