@@ -3,8 +3,10 @@
 Setup: the loopback OpenAI-compatible server runs in its own process with a fixed reply
 latency (default 50 ms); every trial makes 2 web_search calls (an in-process backend that
 answers at once with two fixed hits, so only the harness is measured; the search side has
-its own bench, bench/search.py) and then answers, i.e. 3 model calls per trial; the
-main-LLM channel has concurrency 5; the call cache records (the default mode).
+its own bench, bench/search.py; `--search archive` puts the default DVC configuration there
+instead: BM25 over the committed sample archive with the hard date mask and the heuristic
+leak layer) and then answers, i.e. 3 model calls per trial; the main-LLM channel has
+concurrency 5; the call cache records (the default mode).
 
 Ideal throughput = concurrency / (calls per trial × latency): the model channel never idles.
 Harness CPU per trial = CPU time (user + sys) of this process during the evaluation,
@@ -14,6 +16,7 @@ measured evaluation still includes its own setup, plan, stores, export and manif
 
     python bench/harness.py                       # 100 questions × 3 trials, median of 3
     python bench/harness.py --questions 40 --latency 0.05 --concurrency 5 --cache off --repeats 1
+    python bench/harness.py --search archive      # real offline search + heuristic detector
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from oracleproto.agent.search import SearchHit, SearchOutcome  # noqa: E402
 from tests.test_evaluate_run import make_questions  # noqa: E402
 
 SEARCHES = 2
+SAMPLE_ARCHIVE = ROOT / "data" / "sample" / "archive.jsonl"
 
 
 class InstantSearch:
@@ -75,7 +79,15 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
 
 
 def evaluate_once(
-    tmp: Path, name: str, n_questions: int, trials: int, base_url: str, concurrency: int, cache: str, transport: str = "lean"
+    tmp: Path,
+    name: str,
+    n_questions: int,
+    trials: int,
+    base_url: str,
+    concurrency: int,
+    cache: str,
+    transport: str = "lean",
+    search: str = "instant",
 ):
     questions = tmp / f"{name}.parquet"
     write_parquet(make_questions(n_questions, dt.date(2026, 3, 12)), questions, QUESTION_SCHEMA, sort_by=("id",))
@@ -84,21 +96,27 @@ def evaluate_once(
         budgets=Budgets(trials=trials, max_search_calls=4),
         concurrency=Concurrency(llm=concurrency),
         search_backend="archive",
-        archive_path="unused",
-        detector="off",
+        archive_path=str(SAMPLE_ARCHIVE),
+        detector="heuristic" if search == "archive" else "off",
         cache_mode=cache,
     )
+    search_factory = None if search == "archive" else (lambda c, s, e: InstantSearch())
     env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-bench-0123456789abcdef"}
     times0, wall0 = os.times(), time.perf_counter()
-    summary = evaluate(
-        [job], settings, tmp / name, env=env, search_factory=lambda c, s, e: InstantSearch(), http_transport=transport
-    )
+    summary = evaluate([job], settings, tmp / name, env=env, search_factory=search_factory, http_transport=transport)
     times1 = os.times()
     return summary, time.perf_counter() - wall0, (times1.user - times0.user, times1.system - times0.system)
 
 
 def run(
-    n_questions: int, trials: int, latency: float, concurrency: int, cache: str, repeats: int, transport: str = "lean"
+    n_questions: int,
+    trials: int,
+    latency: float,
+    concurrency: int,
+    cache: str,
+    repeats: int,
+    transport: str = "lean",
+    search: str = "instant",
 ) -> dict[str, float]:
     """Median over ``repeats`` of: throughput and total CPU/trial of a full evaluation, and the
     marginal CPU/trial (slope between a fifth-size and a full-size evaluation, which removes
@@ -108,13 +126,14 @@ def run(
     try:
         with tempfile.TemporaryDirectory() as tmp:
             # warm-up: module imports and first-use costs are paid once per process, not per trial
-            evaluate_once(Path(tmp), "warmup", 4, 1, base_url, concurrency, cache, transport)
+            # (the archive index is built here once per process, as in a real run)
+            evaluate_once(Path(tmp), "warmup", 4, 1, base_url, concurrency, cache, transport, search)
             for repeat in range(repeats):
                 small, _, (user_s, system_s) = evaluate_once(
-                    Path(tmp), f"small{repeat}", max(1, n_questions // 5), trials, base_url, concurrency, cache, transport
+                    Path(tmp), f"small{repeat}", max(1, n_questions // 5), trials, base_url, concurrency, cache, transport, search
                 )
                 summary, wall, (user, system) = evaluate_once(
-                    Path(tmp), f"full{repeat}", n_questions, trials, base_url, concurrency, cache, transport
+                    Path(tmp), f"full{repeat}", n_questions, trials, base_url, concurrency, cache, transport, search
                 )
                 for result in (small, summary):
                     if result.errors or result.parsed != result.rows:
@@ -154,15 +173,21 @@ def main() -> None:
     parser.add_argument("--cache", default="record", choices=("record", "off"))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--transport", default="lean", choices=("lean", "httpx"), help="model-call transport")
+    parser.add_argument(
+        "--search", default="instant", choices=("instant", "archive"), help="instant stand-in, or the sample archive + heuristic detector"
+    )
     args = parser.parse_args()
-    result = run(args.questions, args.trials, args.latency, args.concurrency, args.cache, args.repeats, args.transport)
+    result = run(
+        args.questions, args.trials, args.latency, args.concurrency, args.cache, args.repeats, args.transport, args.search
+    )
     print(
         f"{result['trials']} trials: {result['throughput']:.2f} trials/s "
         f"(ideal {result['ideal']:.2f}, {100 * result['ratio']:.1f} %); harness CPU {result['cpu_ms_per_trial']:.2f} ms/trial "
         f"(user {result['user_ms_per_trial']:.2f} + sys {result['sys_ms_per_trial']:.2f}), "
         f"marginal {result['marginal_cpu_ms_per_trial']:.2f} ms/trial; best run {100 * result['best_ratio']:.1f} %, "
         f"{result['best_cpu_ms_per_trial']:.2f} ms/trial [median of {args.repeats}; latency {args.latency * 1000:.0f} ms, {SEARCHES} searches/trial, "
-        f"concurrency {args.concurrency}, cache {args.cache}, transport {args.transport}, {os.cpu_count()} cores]"
+        f"concurrency {args.concurrency}, cache {args.cache}, transport {args.transport}, search {args.search}, "
+        f"{os.cpu_count()} cores]"
     )
 
 

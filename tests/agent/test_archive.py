@@ -7,9 +7,12 @@ from datetime import date
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import bm25s
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from oracleproto.agent.archive import ArchiveError, build_index, load_index
+from oracleproto.agent.archive import ArchiveError, build_index, load_index, query_tokens
 from oracleproto.agent.replay import CallCache, CallContext
 from oracleproto.agent.search import SearchSettings, make_backend
 from oracleproto.agent.settings import SettingsError
@@ -136,3 +139,12 @@ def test_archive_backend_needs_a_path(tmp_path):
         make_backend("archive", SearchSettings(detector_mode="off"), CallCache(None, "off"), None)
     with pytest.raises(Exception, match="missing.jsonl"):
         backend(tmp_path / "missing.jsonl")
+
+
+# Fragments that exercise case folding (İ, ß, É), stopwords, one-letter words and digits.
+_FRAGMENTS = [*"aAbZ09_ éÉß-'.,\n", "The", " and ", "Fed", "İ", "2026", "it's", "rates"]
+
+
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=30).map("".join) | st.text(max_size=40))
+def test_query_tokens_are_the_tokens_the_index_was_built_with(text):
+    assert query_tokens(text) == bm25s.tokenize([text], stopwords="en", return_ids=False, show_progress=False)[0]
