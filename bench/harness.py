@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,63 +79,52 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     return process, f"http://127.0.0.1:{match.group(1)}"
 
 
-def evaluate_once(
-    tmp: Path,
-    name: str,
-    n_questions: int,
-    trials: int,
-    base_url: str,
-    concurrency: int,
-    cache: str,
-    transport: str = "lean",
-    search: str = "instant",
-):
+@dataclass(frozen=True)
+class Setup:
+    """What one benchmark evaluation runs with (the command-line options)."""
+
+    trials: int = 3
+    latency: float = 0.05
+    concurrency: int = 5
+    cache: str = "record"
+    transport: str = "lean"
+    search: str = "instant"
+
+
+def evaluate_once(tmp: Path, name: str, n_questions: int, base_url: str, setup: Setup):
     questions = tmp / f"{name}.parquet"
     write_parquet(make_questions(n_questions, dt.date(2026, 3, 12)), questions, QUESTION_SCHEMA, sort_by=("id",))
     job = EvalJob(ModelSpec(label="bench/model", slug="bench/model", cutoff=dt.date(2025, 1, 31)), QuestionSet.load(questions))
     settings = EvalSettings(
-        budgets=Budgets(trials=trials, max_search_calls=4),
-        concurrency=Concurrency(llm=concurrency),
+        budgets=Budgets(trials=setup.trials, max_search_calls=4),
+        concurrency=Concurrency(llm=setup.concurrency),
         search_backend="archive",
         archive_path=str(SAMPLE_ARCHIVE),
-        detector="heuristic" if search == "archive" else "off",
-        cache_mode=cache,
+        detector="heuristic" if setup.search == "archive" else "off",
+        cache_mode=setup.cache,
     )
-    search_factory = None if search == "archive" else (lambda c, s, e: InstantSearch())
+    search_factory = None if setup.search == "archive" else (lambda c, s, e: InstantSearch())
     env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-bench-0123456789abcdef"}
     times0, wall0 = os.times(), time.perf_counter()
-    summary = evaluate([job], settings, tmp / name, env=env, search_factory=search_factory, http_transport=transport)
+    summary = evaluate([job], settings, tmp / name, env=env, search_factory=search_factory, http_transport=setup.transport)
     times1 = os.times()
     return summary, time.perf_counter() - wall0, (times1.user - times0.user, times1.system - times0.system)
 
 
-def run(
-    n_questions: int,
-    trials: int,
-    latency: float,
-    concurrency: int,
-    cache: str,
-    repeats: int,
-    transport: str = "lean",
-    search: str = "instant",
-) -> dict[str, float]:
+def run(n_questions: int, repeats: int, setup: Setup) -> dict[str, float]:
     """Median over ``repeats`` of: throughput and total CPU/trial of a full evaluation, and the
     marginal CPU/trial (slope between a fifth-size and a full-size evaluation, which removes
     the per-run fixed costs: setup, stores, export, manifest)."""
-    server, base_url = start_server(latency)
+    server, base_url = start_server(setup.latency)
     throughputs, totals, marginals, users, systems, n = [], [], [], [], [], 0
     try:
         with tempfile.TemporaryDirectory() as tmp:
             # warm-up: module imports and first-use costs are paid once per process, not per trial
             # (the archive index is built here once per process, as in a real run)
-            evaluate_once(Path(tmp), "warmup", 4, 1, base_url, concurrency, cache, transport, search)
+            evaluate_once(Path(tmp), "warmup", 4, base_url, replace(setup, trials=1))
             for repeat in range(repeats):
-                small, _, (user_s, system_s) = evaluate_once(
-                    Path(tmp), f"small{repeat}", max(1, n_questions // 5), trials, base_url, concurrency, cache, transport, search
-                )
-                summary, wall, (user, system) = evaluate_once(
-                    Path(tmp), f"full{repeat}", n_questions, trials, base_url, concurrency, cache, transport, search
-                )
+                small, _, (user_s, system_s) = evaluate_once(Path(tmp), f"small{repeat}", max(1, n_questions // 5), base_url, setup)
+                summary, wall, (user, system) = evaluate_once(Path(tmp), f"full{repeat}", n_questions, base_url, setup)
                 for result in (small, summary):
                     if result.errors or result.parsed != result.rows:
                         raise RuntimeError(f"benchmark run was not clean: {result.line()}")
@@ -147,7 +137,7 @@ def run(
     finally:
         server.kill()
         server.wait()
-    ideal = concurrency / ((SEARCHES + 1) * latency)  # the model channel never idles
+    ideal = setup.concurrency / ((SEARCHES + 1) * setup.latency)  # the model channel never idles
     throughput = statistics.median(throughputs)
     return {
         "trials": n,
@@ -177,9 +167,8 @@ def main() -> None:
         "--search", default="instant", choices=("instant", "archive"), help="instant stand-in, or the sample archive + heuristic detector"
     )
     args = parser.parse_args()
-    result = run(
-        args.questions, args.trials, args.latency, args.concurrency, args.cache, args.repeats, args.transport, args.search
-    )
+    setup = Setup(args.trials, args.latency, args.concurrency, args.cache, args.transport, args.search)
+    result = run(args.questions, args.repeats, setup)
     print(
         f"{result['trials']} trials: {result['throughput']:.2f} trials/s "
         f"(ideal {result['ideal']:.2f}, {100 * result['ratio']:.1f} %); harness CPU {result['cpu_ms_per_trial']:.2f} ms/trial "
