@@ -5,9 +5,10 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
+import oracleproto.build as build_module
 from oracleproto.build import build, table_metadata
 from oracleproto.params import load_params
-from oracleproto.validation import validate_questions
+from oracleproto.validation import Failure, QuestionTableError, validate_questions
 
 PAPER_MODELS = {
     "deepseek/deepseek-v3.2-exp", "z-ai/glm-5", "qwen/qwen3.5-flash",
@@ -63,9 +64,6 @@ def test_sample_build_layout(project_root, tmp_path, params, monkeypatch):
 
 def test_failed_validation_writes_nothing(project_root, tmp_path, params, monkeypatch):
     # questions.parquet is encoded while validation runs: it must stay staged until validation passes.
-    import oracleproto.build as build_module
-    from oracleproto.validation import Failure, QuestionTableError
-
     monkeypatch.chdir(project_root)
     build_module.ingest("sample", params["ingest"], tmp_path)
 

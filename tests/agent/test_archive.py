@@ -5,9 +5,9 @@ import json
 import os
 from datetime import date
 
+import bm25s
 import pyarrow as pa
 import pyarrow.parquet as pq
-import bm25s
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
