@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 
 def list_from_flat(values: pa.Array, parents: np.ndarray, n_rows: int) -> pa.ListArray:
@@ -33,3 +34,19 @@ def joined_letters(codes: np.ndarray, parents: np.ndarray, n_rows: int) -> pa.Ar
     data[separated + 1] = ord(",")
     data[separated + 2] = ord(" ")
     return pa.Array.from_buffers(pa.string(), n_rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def iso_dates(values: pa.Array) -> pa.Array:
+    """date32 of ``YYYY-MM-DD`` text (surrounding space and anything after the date ignored);
+    null where the text is not that shape or names no calendar day.
+
+    Arrow's strptime rolls an impossible day over (2025-02-30 parses as 2025-03-02) and
+    rejects only month 13 or day 00; an overflowing day (29-31) always lands on day 1-3 of
+    the next month, so a parse is exact iff its day of the month is the day as written.
+    """
+    head = pc.utf8_slice_codeunits(pc.utf8_trim_whitespace(values), 0, 10)
+    shaped = pc.match_substring_regex(head, r"^\d{4}-\d{2}-\d{2}$")
+    parsed = pc.strptime(head, format="%Y-%m-%d", unit="s", error_is_null=True)
+    written_day = pc.cast(pc.if_else(shaped, pc.utf8_slice_codeunits(head, 8, 10), "00"), pa.int64())
+    same_day = pc.equal(pc.day(parsed), written_day)
+    return pc.if_else(pc.and_(shaped, same_day), pc.cast(parsed, pa.date32()), pa.scalar(None, pa.date32()))

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from oracleproto.arrays import joined_letters, list_from_flat
+from oracleproto.arrays import iso_dates, joined_letters, list_from_flat
 from oracleproto.parallel import ordered_map, take_rows
 from oracleproto.schema import QUARANTINE_SCHEMA, QUESTION_TYPES
 
@@ -95,13 +95,6 @@ def _phrase_pattern(phrases: Sequence[str]) -> str | None:
     if not words:
         return None
     return r"(?i)(?:^|\W)(?:" + "|".join(re.escape(w) for w in words) + r")(?:\W|$)"
-
-
-def _parse_dates(values: pa.Array) -> pa.Array:
-    head = pc.utf8_slice_codeunits(pc.utf8_trim_whitespace(values), 0, 10)
-    ok = pc.match_substring_regex(head, r"^\d{4}-\d{2}-\d{2}$")
-    parsed = pc.strptime(head, format="%Y-%m-%d", unit="s", error_is_null=True)
-    return pc.if_else(ok, pc.cast(parsed, pa.date32()), pa.scalar(None, pa.date32()))
 
 
 def _answer_indices(answer: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
@@ -289,7 +282,7 @@ def _check_chunk(raw: pa.Table, config: AuditConfig) -> tuple[pa.Table, pa.Table
     flag("missing_id", _blank(col("id")))
     event = _collapse_ws(col("event"))
     flag("empty_event", _blank(col("event")))
-    end_time = _parse_dates(col("end_time"))
+    end_time = iso_dates(col("end_time"))
     flag("bad_end_time", _np(end_time.is_null()))
 
     options_in = col("options")

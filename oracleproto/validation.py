@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pandera.errors import SchemaError, SchemaErrors
 
+from oracleproto.arrays import iso_dates
 from oracleproto.errors import OracleProtoError
 from oracleproto.schema import CHOICE_TYPES, QUESTION_SCHEMA, QUESTION_TYPES
 
@@ -80,10 +81,33 @@ def _letter_range_failures(table: pa.Table) -> list[Failure]:
     from oracleproto.audit import letters_out_of_range
 
     answer = table.column("answer").combine_chunks()
-    bad = np.flatnonzero(letters_out_of_range(answer, table.column("options").combine_chunks()))
+    out_of_range = letters_out_of_range(answer, table.column("options").combine_chunks())
+    bad = np.flatnonzero(out_of_range & answer.is_valid().to_numpy(zero_copy_only=False))  # a null is reported once, as such
     ids = table.column("id").take(pa.array(bad)).to_pylist()
     answers = answer.take(pa.array(bad)).to_pylist()
     return [Failure(int(row), qid, "answer", "answer_letters_within_options", a) for row, qid, a in zip(bad, ids, answers)]
+
+
+def _dates_from_text(table: pa.Table) -> tuple[pa.Table, list[Failure]]:
+    """A text ``end_time`` (JSON lines, CSV) as dates; text that names no calendar day
+    (``2025-02-30``, ``next Tuesday``) is a failure showing the value, and null after."""
+    text = table.column("end_time").combine_chunks()
+    dates = iso_dates(text)
+    rows = np.flatnonzero(pc.and_(text.is_valid(), dates.is_null()).to_numpy(zero_copy_only=False))
+    ids = table.column("id").to_pylist()
+    failures = [Failure(int(row), ids[row], "end_time", "iso_calendar_date", text[int(row)].as_py()) for row in rows]
+    return table.set_column(table.column_names.index("end_time"), "end_time", dates), failures
+
+
+def _null_failures(table: pa.Table, ids: list, reported: set[tuple[int | None, str | None]]) -> list[Failure]:
+    """Empty cells of the seven columns, row by row (pandera names only the column)."""
+    failures: list[Failure] = []
+    for name in QUESTION_SCHEMA.names:
+        column = table.column(name)
+        if column.null_count:
+            rows = np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))
+            failures.extend(Failure(int(r), ids[r], name, "not_nullable", None) for r in rows if (r, name) not in reported)
+    return failures
 
 
 def _records(cases) -> list[dict]:
@@ -101,6 +125,8 @@ def _locate(records: list[dict], table: pa.Table, ids: list) -> list[Failure]:
     failures: list[Failure] = []
     for rec in records:
         column, check, value = rec.get("column"), str(rec.get("check")), rec.get("failure_case")
+        if check == "not_nullable":
+            continue  # _null_failures names these rows
         if column == QuestionModel.__name__:
             try:
                 qid = json.loads(value).get("id")
@@ -125,13 +151,19 @@ def validate_questions(table: pa.Table) -> list[Failure]:
     missing = [name for name in QUESTION_SCHEMA.names if name not in table.column_names]
     if missing:
         return [Failure(None, None, name, "column_present", None) for name in missing]
+    failures: list[Failure] = []
+    end_type = table.schema.field("end_time").type
+    if pa.types.is_string(end_type) or pa.types.is_large_string(end_type):
+        table, failures = _dates_from_text(table)
     try:
         table = table.select(QUESTION_SCHEMA.names + [c for c in table.column_names if c not in QUESTION_SCHEMA.names])
-        table = table.cast(pa.schema(list(QUESTION_SCHEMA) + [table.schema.field(c) for c in table.column_names[7:]]))
+        # Types are cast here; nulls are reported row by row below, not refused by the cast.
+        types = [field.with_nullable(True) for field in QUESTION_SCHEMA]
+        table = table.cast(pa.schema(types + [table.schema.field(c) for c in table.column_names[7:]]))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         return [Failure(None, None, None, "column_types", str(exc))]
     ids = table.column("id").to_pylist()
-    failures: list[Failure] = []
+    failures += _null_failures(table, ids, {(f.row, f.column) for f in failures})
     try:
         QuestionModel.validate(table, lazy=True)
     except (SchemaErrors, SchemaError) as exc:

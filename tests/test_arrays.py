@@ -1,7 +1,11 @@
+import datetime as dt
+
 import numpy as np
 import pyarrow as pa
+from hypothesis import given
+from hypothesis import strategies as st
 
-from oracleproto.arrays import joined_letters, list_from_flat
+from oracleproto.arrays import iso_dates, joined_letters, list_from_flat
 
 
 def test_joined_letters_matches_a_python_join():
@@ -20,3 +24,25 @@ def test_joined_letters_of_no_rows():
 def test_list_from_flat_keeps_empty_rows():
     lists = list_from_flat(pa.array(["x", "y", "z"]), np.array([0, 0, 2]), 4)
     assert lists.to_pylist() == [["x", "y"], [], ["z"], []]
+
+
+def test_iso_dates_refuse_days_that_do_not_exist():
+    texts = ["2025-02-30", "2023-02-29", "2025-04-31", "2025-13-01", "2025-00-10", "2025-1-3", "2025-01-3x", "", "soon", None]
+    assert iso_dates(pa.array(texts, pa.string())).to_pylist() == [None] * len(texts)
+
+
+def test_iso_dates_keep_real_days_and_ignore_what_follows():
+    texts = ["2024-02-29", " 2025-12-31 ", "2026-03-04T10:00:00Z"]
+    assert iso_dates(pa.array(texts)).to_pylist() == [dt.date(2024, 2, 29), dt.date(2025, 12, 31), dt.date(2026, 3, 4)]
+
+
+@given(st.lists(st.tuples(st.integers(1900, 2100), st.integers(1, 12), st.integers(1, 31)), max_size=40))
+def test_iso_dates_agree_with_the_calendar(triples):
+    def calendar(y, m, d):
+        try:
+            return dt.date(y, m, d)
+        except ValueError:
+            return None
+
+    texts = pa.array([f"{y:04d}-{m:02d}-{d:02d}" for y, m, d in triples], pa.string())
+    assert iso_dates(texts).to_pylist() == [calendar(*t) for t in triples]

@@ -90,6 +90,12 @@ def test_duplicates_by_id_and_content(chunk_rows):
     assert report["rows_in"] == report["rows_out"] + report["rows_quarantined"] + report["duplicates_collapsed"]
 
 
+def test_impossible_calendar_days_are_quarantined_not_rolled_over():
+    result, quarantined = _rules([q(id="feb30", end_time="2025-02-30"), q(id="apr31", end_time="2025-04-31"), q(id="leap", end_time="2024-02-29")])
+    assert quarantined == {"feb30": "bad_end_time", "apr31": "bad_end_time"}
+    assert result.questions.column("end_time").to_pylist() == [dt.date(2024, 2, 29)]
+
+
 def test_counts_by_type_keys():
     result, _ = _rules([q(id="a"), q(id="b", event="Which?", options=["x", "y", "z"], answer="A, B")])
     assert result.report["counts_by_type"] == {"multiple_choice/multi": 1, "yes_no/single": 1}

@@ -35,3 +35,14 @@ def test_structural_rules():
 def test_missing_and_extra_columns():
     assert [f.check for f in validate_questions(_table().drop(["answer"]))] == ["column_present"]
     assert validate_questions(_table().append_column("extra", pa.array([1, 2])))  # strict schema
+
+
+def test_empty_cells_are_named_by_row_not_refused_by_the_cast():
+    failures = validate_questions(_table(id=["a", None], answer=[None, "A, C"]))
+    assert {(f.row, f.id, f.column, f.check) for f in failures} == {(1, None, "id", "not_nullable"), (0, "a", "answer", "not_nullable")}
+
+
+def test_text_dates_must_name_a_calendar_day():
+    failures = validate_questions(_table(end_time=["2024-02-29", "2025-02-30"]))
+    assert [(f.row, f.id, f.column, f.check, f.value) for f in failures] == [(1, "b", "end_time", "iso_calendar_date", "2025-02-30")]
+    assert validate_questions(_table(end_time=["2024-02-29", " 2025-02-28 "])) == []

@@ -59,9 +59,6 @@ def build(
 )
 def validate(path: Path = typer.Argument(..., help="A question table (.parquet or .jsonl) in the seven-column shape.")) -> None:
     """Check a question table against the seven-column contract; print each failure (row id, column, check)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     from oracleproto.validation import validate_questions
 
     try:
@@ -69,11 +66,6 @@ def validate(path: Path = typer.Argument(..., help="A question table (.parquet o
     except OracleProtoError as exc:
         fail(str(exc))
         return
-    if "end_time" in table.column_names and pa.types.is_string(table.schema.field("end_time").type):
-        table = table.set_column(
-            table.column_names.index("end_time"), "end_time",
-            pc.cast(pc.strptime(table.column("end_time"), format="%Y-%m-%d", unit="s", error_is_null=True), pa.date32()),
-        )
     failures = validate_questions(table)
     if failures:
         for failure in failures:

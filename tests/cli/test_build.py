@@ -35,6 +35,15 @@ def test_validate_reports_failure_cases(tmp_path):
     assert "row 1 (id 'b') column 'answer': failed answer_letters_within_options value 'Q'" in result.output
 
 
+def test_validate_names_a_date_that_does_not_exist(tmp_path):
+    bad = tmp_path / "dates.jsonl"
+    row = {"id": "feb", "choice_type": "single", "question_type": "yes_no", "event": "Will x?", "options": ["Yes", "No"], "answer": "A"}
+    bad.write_text(json.dumps({**row, "end_time": "2025-02-30"}) + "\n")
+    result = runner.invoke(app, ["validate", str(bad)])
+    assert result.exit_code == 1
+    assert "row 0 (id 'feb') column 'end_time': failed iso_calendar_date value '2025-02-30'" in result.output
+
+
 def test_help_has_examples():
     result = runner.invoke(app, ["build", "--help"])
     assert "oracleproto build --source sample --out out/" in result.output
