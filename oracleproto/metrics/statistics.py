@@ -35,6 +35,7 @@ CHUNK_BYTES = 64 * 2**20  # weight-matrix chunk size: bounds peak memory
 # Paired sums reach the same value by different float paths (subtracting dropped questions),
 # so a replicate difference this small is a tie, not a win.
 TIE_TOLERANCE = 1e-12
+FLOAT64_MANTISSA_BITS = 52
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,22 @@ class ColumnMatrix:
         return int(sizes[self.shared_atoms(a, b)].sum())
 
 
+def on_exact_grid(values: np.ndarray, max_weight_total: int) -> np.ndarray:
+    """``values`` rounded, column by column, to the coarsest multiple of a power of two
+    2^-k for which every weighted sum ``w @ values`` (non-negative integer weights adding up
+    to at most ``max_weight_total``) and each of its partial sums is a float64 exactly.
+
+    Float addition is then exact, so a matrix product gives the same bits whatever order
+    the BLAS kernel (chosen per CPU) adds in: artifacts do not depend on the machine. The
+    rounding moves a value by at most 2^-(k+1), which for realistic tables is below 1e-10.
+    """
+    magnitude = np.abs(values).max(axis=0, initial=0.0) * max(max_weight_total, 1)
+    exponent = np.floor(np.log2(magnitude, out=np.ones_like(magnitude), where=magnitude > 0))
+    k = np.clip(FLOAT64_MANTISSA_BITS - 1 - exponent, 0, 1000).astype(np.int64)
+    scale = np.ldexp(1.0, k)
+    return np.round(values * scale) / scale
+
+
 def column_matrix(ctx: ScoreContext, headlines: tuple[Headline, ...]) -> ColumnMatrix:
     """X over the questions some model has counted trials (or a belief vector) on."""
     cells = ctx.data.cells
@@ -159,8 +176,9 @@ def column_matrix(ctx: ScoreContext, headlines: tuple[Headline, ...]) -> ColumnM
         for model in range(ctx.n_models):
             blocks[(headline.name, model)] = slice(start + model * width, start + (model + 1) * width)
         start += width * ctx.n_models
+    values = np.concatenate(parts, axis=1) if parts else np.zeros((len(universe), 0))
     return ColumnMatrix(
-        values=np.concatenate(parts, axis=1) if parts else np.zeros((len(universe), 0)),
+        values=on_exact_grid(values, max_weight_total=len(universe)),
         questions=universe[order],
         blocks=blocks,
         atom_bounds=np.concatenate([[0], np.cumsum(sizes)]),
