@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from oracleproto.sources.futurex import render_prompt  # noqa: E402
+from oracleproto.corpus.sources.futurex import render_prompt  # noqa: E402
 
 CUTOFFS = {f"model-{i}": f"{2023 + i // 2}-{6 if i % 2 else 12:02d}" for i in range(6)}
 
@@ -75,7 +75,7 @@ CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from oracleproto import build as b
+from oracleproto.corpus import build as b
 stage, src, out, params = sys.argv[1], sys.argv[2], Path(sys.argv[3]), json.loads(sys.argv[4])
 result = None
 if stage == "ingest":

@@ -25,16 +25,16 @@ sys.path.insert(0, str(ROOT))
 
 import pyarrow as pa  # noqa: E402
 
-from oracleproto.build import build as build_corpus  # noqa: E402
-from oracleproto.export import ExportSettings, run_export  # noqa: E402
+from oracleproto.corpus.build import build as build_corpus  # noqa: E402
+from oracleproto.export.trajectories import ExportSettings, run_export  # noqa: E402
 from oracleproto.io import read_parquet, write_json, write_parquet  # noqa: E402
 from oracleproto.letters import letters  # noqa: E402
-from oracleproto.metrics import exam_scores  # noqa: E402
+from oracleproto.scoring import exam_scores  # noqa: E402
 from oracleproto.params import load_params  # noqa: E402
 from oracleproto.parse import parse_answer  # noqa: E402
-from oracleproto.rewards import compute_score  # noqa: E402
+from oracleproto.export.rewards import compute_score  # noqa: E402
 from oracleproto.schema import TRIAL_SCHEMA  # noqa: E402
-from pipeline.publish import Layout, PublishParams, build as build_hub  # noqa: E402
+from oracleproto.stages.publish import Layout, PublishParams, build as build_hub  # noqa: E402
 
 
 def boxed(question: dict, rng: random.Random) -> str:
@@ -126,7 +126,7 @@ def run(out: Path, n_models: int, n_trials: int) -> str:
 
     rows_loaded = timed("load_dataset of every config/split (offline, cold cache)", load_all)
     print(f"  rows loaded {rows_loaded}")
-    from oracleproto.hub import hub_digest
+    from oracleproto.publish.hub import hub_digest
 
     return hub_digest(listing)
 

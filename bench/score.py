@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from oracleproto.metrics.sets import format_letter_set  # noqa: E402
+from oracleproto.scoring.sets import format_letter_set  # noqa: E402
 
 
 def synthetic_trials(n_models: int, n_questions: int, n_trials: int, seed: int = 0, beliefs: bool = False) -> pa.Table:
@@ -101,12 +101,12 @@ def run_cli(trials: Path, out: Path, bootstrap: int) -> dict:
 
 
 def in_process_breakdown(trials: Path, out: Path, bootstrap: int) -> dict:
-    from oracleproto.metrics.prepare import prepare
-    from oracleproto.metrics.probabilistic import belief_stats
-    from oracleproto.metrics.registry import DEFAULT_WEIGHTS, ScoreContext, compute_all
-    from oracleproto.metrics.scorer import ScoreResult, read_trials, write_outputs
-    from oracleproto.metrics.statistics import bootstrap as run_bootstrap
-    from oracleproto.metrics.validate import validate_trials
+    from oracleproto.scoring.prepare import prepare
+    from oracleproto.scoring.probabilistic import belief_stats
+    from oracleproto.scoring.registry import DEFAULT_WEIGHTS, ScoreContext, compute_all
+    from oracleproto.scoring.scorer import ScoreResult, read_trials, write_outputs
+    from oracleproto.scoring.statistics import bootstrap as run_bootstrap
+    from oracleproto.scoring.validate import validate_trials
 
     times = {}
     t = time.perf_counter()

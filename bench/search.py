@@ -22,12 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from oracleproto.agent.archive import build_index  # noqa: E402
-from oracleproto.agent.detector import DetectorSettings, LeakDetector, heuristic_verdict  # noqa: E402
-from oracleproto.agent.keypool import KeyPool  # noqa: E402
-from oracleproto.agent.replay import CallCache, CallContext  # noqa: E402
-from oracleproto.agent.search import SearchHit, SearchSettings  # noqa: E402
-from oracleproto.agent.tavily import TavilyBackend  # noqa: E402
+from oracleproto.harness.archive import build_index  # noqa: E402
+from oracleproto.harness.detector import DetectorSettings, LeakDetector, heuristic_verdict  # noqa: E402
+from oracleproto.harness.keypool import KeyPool  # noqa: E402
+from oracleproto.harness.replay import CallCache, CallContext  # noqa: E402
+from oracleproto.harness.search import SearchHit, SearchSettings  # noqa: E402
+from oracleproto.harness.tavily import TavilyBackend  # noqa: E402
 from tests.servers.openai_server import OpenAIServer, content_reply  # noqa: E402
 from tests.servers.tavily_server import TavilyStub, result  # noqa: E402
 

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from oracleproto.letters import split_answer
-from oracleproto.sources.futurex import ground_truth_literal, render_prompt
+from oracleproto.corpus.sources.futurex import ground_truth_literal, render_prompt
 
 OUT_PATH = Path(__file__).with_name("futurex_sample.jsonl")
 YES_NO = ["Yes", "No"]

@@ -29,7 +29,7 @@ def build(
     params: Optional[Path] = typer.Option(None, help="Params file (default: ./params.yaml if present, else built-in defaults)."),
 ) -> None:
     """Ingest → audit → admit into OUT, the same layout the DVC stages write under data/."""
-    from oracleproto.build import build as run_build
+    from oracleproto.corpus.build import build as run_build
 
     try:
         config = load_params(params)
@@ -59,7 +59,7 @@ def build(
 )
 def validate(path: Path = typer.Argument(..., help="A question table (.parquet or .jsonl) in the seven-column shape.")) -> None:
     """Check a question table against the seven-column contract; print each failure (row id, column, check)."""
-    from oracleproto.validation import validate_questions
+    from oracleproto.corpus.validation import validate_questions
 
     try:
         table = read_table(path)

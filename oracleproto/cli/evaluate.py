@@ -115,7 +115,7 @@ def evaluate(
 ) -> None:
     """Evaluate MODEL(s) on QUESTIONS: n trials per question, search masked to τ − δ, resumable, recorded."""
     from oracleproto.errors import OracleProtoError
-    from oracleproto.evaluate import (
+    from oracleproto.harness.evaluate import (
         EvalJob,
         EvaluationAborted,
         QuestionSet,

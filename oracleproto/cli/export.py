@@ -29,7 +29,7 @@ def export(
     """Export SFT traces (TRL conversational parquet + OpenAI fine-tuning JSONL, trials that
     parsed and scored 1 by default) and RL prompts (verl / TRL GRPO parquet, one row per
     admissible train question per cutoff, prompts rendered exactly as the evaluator renders them)."""
-    from oracleproto.export import SFT_MODES, ExportError, export_settings, run_export  # heavy: only when exporting
+    from oracleproto.export.trajectories import SFT_MODES, ExportError, export_settings, run_export  # heavy: only when exporting
     from oracleproto.params import load_params
 
     try:

@@ -9,8 +9,8 @@ from typing import Optional
 import typer
 
 from oracleproto.cli.app import app, fail
-from oracleproto.hub import HubError, offline_mode, plan_release
-from oracleproto.hub import publish as publish_release
+from oracleproto.publish.hub import HubError, offline_mode, plan_release
+from oracleproto.publish.hub import publish as publish_release
 
 
 @app.command(

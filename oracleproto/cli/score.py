@@ -29,8 +29,8 @@ def score(
     fallback_belief: Optional[float] = typer.Option(None, help="Build belief vectors from parsed answers (chosen letters 1-EPS, the rest share EPS) where no belief exists."),
 ) -> None:
     """Score TRIALS into OUT: METRICS.md metrics per model, buckets, questions, intervals, pairwise tests, leaderboard."""
-    from oracleproto.metrics.scorer import score_file, write_outputs
-    from oracleproto.metrics.validate import TrialTableError
+    from oracleproto.scoring.scorer import score_file, write_outputs
+    from oracleproto.scoring.validate import TrialTableError
 
     try:
         result = score_file(trials, weights=weights, fallback_belief=fallback_belief, n_bootstrap=bootstrap, seed=seed)

@@ -16,7 +16,7 @@ from tests.servers.openai_server import (
     first_user_text,
     status_fault,
 )
-from tests.test_evaluate_run import make_questions
+from tests.harness.test_evaluate_run import make_questions
 
 runner = CliRunner()
 KEY = "sk-cli-test-0123456789abcdef0123"
@@ -121,7 +121,7 @@ def test_httpx_transport_gives_the_same_answers(split, tmp_path):
 
 def test_tavily_and_llm_detector_from_the_environment(split, tmp_path):
     from tests.servers.tavily_server import TavilyStub, result
-    from tests.test_evaluate_stack import judge, researcher
+    from tests.harness.test_evaluate_stack import judge, researcher
 
     directory, params = split
     events = [r["event"] for r in make_questions(6).to_pylist()]

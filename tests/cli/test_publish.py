@@ -15,7 +15,7 @@ from huggingface_hub import constants as hf_constants
 from typer.testing import CliRunner
 
 from oracleproto.cli import app
-from oracleproto.hub import build_hub, card_header, configs_yaml, split_file
+from oracleproto.publish.hub import build_hub, card_header, configs_yaml, split_file
 from oracleproto.io import write_parquet
 from oracleproto.schema import QUESTION_SCHEMA
 

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleproto.cli import app
-from oracleproto.metrics.scorer import options_from_params
-from tests.metrics.synthetic import random_rows
+from oracleproto.scoring.scorer import options_from_params
+from tests.scoring.synthetic import random_rows
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,12 +76,12 @@ def test_dvc_stage_module_reads_params(tmp_path):
     write_trials(tmp_path / "data" / "eval" / "trials.parquet", random_rows(5))
     (tmp_path / "params.yaml").write_text("score:\n  weights: {yes_no: 0.5, binary_named: 0.0, mc: 0.5}\n  bootstrap: 50\n  seed: 3\n  fallback_belief: 0.05\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "pipeline.score"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "oracleproto.stages.score"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     summary = json.loads((tmp_path / "metrics" / "summary.json").read_text())
     assert all(m["fallback_share"] is not None and m["fss_ci_low"] is not None for m in summary.values())
     (tmp_path / "params.yaml").unlink()  # absent params: the defaults
-    done = subprocess.run([sys.executable, "-m", "pipeline.score"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "oracleproto.stages.score"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "B = 5000, seed 0" in (tmp_path / "metrics" / "leaderboard.md").read_text()
 

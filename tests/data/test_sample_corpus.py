@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from oracleproto.letters import split_answer
-from oracleproto.sources.futurex import parse_futurex
+from oracleproto.corpus.sources.futurex import parse_futurex
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "data" / "sample"
 SAMPLE_PATH = SAMPLE_DIR / "futurex_sample.jsonl"
@@ -154,8 +154,8 @@ def _kind_of(doc: dict) -> str:
 
 
 def _verdict(doc: dict, cutoff: dt.date) -> str:
-    from oracleproto.agent.detector import heuristic_verdict
-    from oracleproto.agent.search import SearchHit
+    from oracleproto.harness.detector import heuristic_verdict
+    from oracleproto.harness.search import SearchHit
 
     hit = SearchHit(title=doc["title"], url=doc["url"], content=doc["content"], published_date=doc["published_date"])
     return heuristic_verdict(hit, cutoff, undated="drop")

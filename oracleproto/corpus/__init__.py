@@ -1,0 +1,1 @@
+"""The corpus: source adapters, the audit into the seven-column table, admission splits."""

@@ -1,0 +1,634 @@
+"""Trajectory exports: SFT traces and RL prompts in the formats trainers read.
+
+One canonical trace per trial (the trial table's ``messages`` JSON) is rendered twice:
+
+* the TRL conversational format — a ``messages`` column of typed structs (role, content,
+  tool_calls with ``function.arguments`` as a JSON value, so ``datasets`` returns a dict as
+  TRL expects; tool_call_id; name) plus a ``tools`` column of JSON tool schemas;
+* the OpenAI chat fine-tuning JSONL — the same rows, with ``arguments`` as a JSON string
+  and tool results linked by ``tool_call_id``.
+
+RL rows follow the verl parquet schema (data_source, prompt, ability, reward_model,
+extra_info) and carry flat ``answer``/``question_type``/``options``/``choice_type`` columns
+that reach TRL GRPO reward functions as keyword arguments (:mod:`oracleproto.export.rewards`).
+
+Every struct has the same keys in every row (parquet needs one schema); a missing value is
+null, never a missing key.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from oracleproto.admission import split_name
+from oracleproto.harness.react import prediction_cutoff
+from oracleproto.harness.settings import BASELINE_PREFIX
+from oracleproto.errors import OracleProtoError
+from oracleproto.io import METADATA_KEY, read_parquet, write_json, write_parquet, write_text
+from oracleproto.scoring import exam_scores
+from oracleproto.params import section
+from oracleproto.prompts import ProtocolSwitches, PromptQuestion, render_user_prompt, templates_from_schema
+
+SFT_MODES = ("correct", "all", "best_of_n")
+ROLES = ("system", "user", "assistant", "tool")
+ABILITY = "forecasting"
+REWARD_STYLE = "rule"
+
+JSON_TYPE = pa.json_()
+TOOL_CALL_TYPE = pa.struct(
+    [
+        ("id", pa.string()),
+        ("type", pa.string()),
+        ("function", pa.struct([("name", pa.string()), ("arguments", JSON_TYPE)])),
+    ]
+)
+MESSAGE_TYPE = pa.struct(
+    [
+        ("role", pa.string()),
+        ("content", pa.string()),
+        ("tool_calls", pa.list_(TOOL_CALL_TYPE)),
+        ("tool_call_id", pa.string()),
+        ("name", pa.string()),
+    ]
+)
+PROMPT_MESSAGE_TYPE = pa.struct([("role", pa.string()), ("content", pa.string())])
+RETRIEVED_DOC_TYPE = pa.struct([("url", pa.string()), ("sha256", pa.string())])
+
+SFT_SCHEMA = pa.schema(
+    [
+        pa.field("messages", pa.list_(MESSAGE_TYPE), nullable=False),
+        pa.field("tools", pa.list_(JSON_TYPE), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("q_id", pa.string(), nullable=False),
+        pa.field("trial", pa.int64(), nullable=False),
+        pa.field("question_type", pa.string(), nullable=False),
+        pa.field("choice_type", pa.string(), nullable=False),
+        pa.field("answer", pa.string(), nullable=False),
+        pa.field("pred", pa.string(), nullable=False),
+        pa.field("exam_score", pa.float64(), nullable=False),
+        pa.field("cutoff", pa.date32()),
+        pa.field("prediction_cutoff", pa.date32()),
+        pa.field("end_time", pa.date32()),
+        pa.field("split", pa.string()),
+        pa.field("detector_verdicts", pa.list_(pa.list_(pa.string())), nullable=False),
+        pa.field("retrieved_docs", pa.list_(RETRIEVED_DOC_TYPE), nullable=False),
+    ]
+)
+SFT_SORT = ("model", "q_id", "trial")
+
+RL_EXTRA_INFO_TYPE = pa.struct(
+    [
+        ("split", pa.string()),
+        ("index", pa.int64()),
+        ("q_id", pa.string()),
+        ("question_type", pa.string()),
+        ("choice_type", pa.string()),
+        ("options", pa.list_(pa.string())),
+        ("end_time", pa.string()),
+        ("prediction_cutoff", pa.string()),
+        ("cutoff", pa.string()),
+    ]
+)
+RL_SCHEMA = pa.schema(
+    [
+        pa.field("data_source", pa.string(), nullable=False),
+        pa.field("prompt", pa.list_(PROMPT_MESSAGE_TYPE), nullable=False),
+        pa.field("ability", pa.string(), nullable=False),
+        pa.field("reward_model", pa.struct([("style", pa.string()), ("ground_truth", pa.string())]), nullable=False),
+        pa.field("extra_info", RL_EXTRA_INFO_TYPE, nullable=False),
+        pa.field("q_id", pa.string(), nullable=False),
+        pa.field("question_type", pa.string(), nullable=False),
+        pa.field("choice_type", pa.string(), nullable=False),
+        pa.field("options", pa.list_(pa.string()), nullable=False),
+        pa.field("answer", pa.string(), nullable=False),
+        pa.field("cutoff", pa.date32(), nullable=False),
+    ]
+)
+RL_SORT = ("cutoff", "q_id")
+
+# Trial columns the SFT export reads.
+SFT_TRIAL_COLUMNS = (
+    "model", "q_id", "trial", "question_type", "choice_type", "answer", "pred", "error",
+    "cutoff", "prediction_cutoff", "end_time", "messages", "tools", "search_calls",
+)  # fmt: skip
+
+
+class ExportError(OracleProtoError, ValueError):
+    """A trial or question cannot be exported; the message names the row, field and rule."""
+
+
+# ---------------------------------------------------------------------------------------
+# Arrow helpers
+
+
+def _storage_type(data_type: pa.DataType) -> pa.DataType:
+    """``data_type`` with every extension type (the JSON columns) replaced by its storage."""
+    if isinstance(data_type, pa.BaseExtensionType):
+        return data_type.storage_type
+    if pa.types.is_list(data_type):
+        return pa.list_(_storage_type(data_type.value_type))
+    if pa.types.is_struct(data_type):
+        return pa.struct([pa.field(f.name, _storage_type(f.type), f.nullable) for f in data_type])
+    return data_type
+
+
+def table_from_rows(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
+    """Arrow table of python rows: built on the storage types (pyarrow cannot convert
+    python values to an extension type directly), then cast to ``schema``."""
+    storage = pa.schema([pa.field(f.name, _storage_type(f.type), f.nullable) for f in schema])
+    return pa.Table.from_pylist(list(rows), schema=storage).cast(schema)
+
+
+def json_canonical(value: Any) -> str:
+    """Compact JSON with sorted keys: the same value always gives the same text."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------------------------------
+# SFT: which trials
+
+
+@dataclass(frozen=True)
+class SftSelection:
+    """The chosen trials (the trial columns plus ``exam_score``) and what was left out."""
+
+    trials: pa.Table
+    counts: dict[str, int]
+
+
+def select_sft_trials(trials: pa.Table, mode: str, models: Sequence[str] | None = None) -> SftSelection:
+    """Trials to train on, scored exactly as the scorer scores them (exam score, Eq. 18).
+
+    Only trials that ran without error, parsed, and kept their trace are candidates.
+    ``correct``: every candidate with exam score 1. ``all``: every candidate (the score is a
+    column, for weighting or filtering). ``best_of_n``: per (model, question) the candidate
+    with the highest score, ties to the lowest trial number, kept if the score is above 0.
+    ``models`` limits the export to those model labels; None means every model except the
+    baseline forecasters (labels ``baseline:…``), whose one-line boxed guesses are no
+    trajectories to learn from.
+    """
+    if mode not in SFT_MODES:
+        raise ExportError(f"export sft mode {mode!r} is not one of {', '.join(SFT_MODES)}")
+    missing = [name for name in SFT_TRIAL_COLUMNS if name not in trials.column_names]
+    if missing:
+        raise ExportError(f"trial table lacks column(s) {', '.join(missing)} needed for the SFT export")
+    counts = {"trials": trials.num_rows}
+    if models is None:
+        trials = trials.filter(pc.invert(pc.starts_with(trials["model"], BASELINE_PREFIX)))
+    else:
+        trials = trials.filter(pc.is_in(trials["model"], value_set=pa.array(list(models), pa.string())))
+    counts["trials_of_models"] = trials.num_rows
+    ran = pc.and_(pc.is_null(trials["error"]), pc.is_valid(trials["pred"]))
+    candidates = trials.filter(pc.and_(ran, pc.is_valid(trials["messages"])))
+    counts["parsed_with_trace"] = candidates.num_rows
+    scores = exam_scores(candidates["pred"], candidates["answer"])
+    candidates = candidates.append_column("exam_score", pa.array(scores, pa.float64()))
+    if mode == "correct":
+        chosen = candidates.filter(pa.array(scores == 1.0))
+    elif mode == "all":
+        chosen = candidates
+    else:
+        chosen = _best_of_n(candidates)
+    counts["selected"] = chosen.num_rows
+    return SftSelection(chosen.sort_by([(name, "ascending") for name in SFT_SORT]), counts)
+
+
+def _best_of_n(candidates: pa.Table) -> pa.Table:
+    ranked = candidates.sort_by(
+        [("model", "ascending"), ("q_id", "ascending"), ("exam_score", "descending"), ("trial", "ascending")]
+    )
+    model = ranked["model"].to_numpy(zero_copy_only=False)
+    q_id = ranked["q_id"].to_numpy(zero_copy_only=False)
+    first = np.ones(ranked.num_rows, dtype=bool)
+    first[1:] = (model[1:] != model[:-1]) | (q_id[1:] != q_id[:-1])
+    positive = ranked["exam_score"].to_numpy() > 0
+    return ranked.filter(pa.array(first & positive))
+
+
+# ---------------------------------------------------------------------------------------
+# SFT: one canonical trace → typed messages
+
+
+def _load_json(text: str | None, where: str, field: str) -> Any:
+    if text is None:
+        raise ExportError(f"{where}: {field} is null")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ExportError(f"{where}: {field} is not JSON ({exc.msg} at char {exc.pos})") from exc
+
+
+class UnusableTrace(ExportError):
+    """A well-formed trace that is no SFT target because of what the model did: a tool call
+    whose arguments are not a JSON object (TRL needs a dict), or no final answer turn at
+    the end. Such a trial is skipped and counted under ``reason``, not a table error."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def _tool_call(call: Any, where: str) -> dict[str, Any]:
+    if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
+        raise ExportError(f"{where}: a tool call is not an object with a 'function' object")
+    function = call["function"]
+    if not isinstance(function.get("name"), str) or not isinstance(call.get("id"), str):
+        raise ExportError(f"{where}: a tool call lacks a string 'id' or 'function.name'")
+    arguments = function.get("arguments")
+    try:
+        parsed = json.loads(arguments) if isinstance(arguments, str) else None
+    except json.JSONDecodeError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise UnusableTrace(f"{where}: tool call {call['id']} has arguments that are not a JSON object", "bad_tool_arguments")
+    return {
+        "id": call["id"],
+        "type": call.get("type") or "function",
+        "function": {"name": function["name"], "arguments": arguments},
+    }
+
+
+def trace_messages(trace: Any, where: str) -> list[dict[str, Any]]:
+    """The canonical trace as typed messages with all five keys; tool results get the
+    ``name`` of the call they answer (TRL reads it) when the trace left it out."""
+    if not isinstance(trace, list) or not trace:
+        raise ExportError(f"{where}: messages is not a non-empty JSON list")
+    call_names: dict[str, str] = {}
+    out = []
+    for position, message in enumerate(trace):
+        at = f"{where}, message {position}"
+        if not isinstance(message, dict) or message.get("role") not in ROLES:
+            raise ExportError(f"{at}: role must be one of {', '.join(ROLES)}")
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise ExportError(f"{at}: content must be a string or null")
+        calls = [_tool_call(call, at) for call in message.get("tool_calls") or []]
+        call_names.update((call["id"], call["function"]["name"]) for call in calls)
+        tool_call_id = message.get("tool_call_id")
+        name = message.get("name")
+        if message["role"] == "tool":
+            if tool_call_id not in call_names:
+                raise ExportError(f"{at}: tool result answers no earlier tool call (tool_call_id {tool_call_id!r})")
+            name = name or call_names[tool_call_id]
+        out.append(
+            {
+                "role": message["role"],
+                "content": content,
+                "tool_calls": calls or None,
+                "tool_call_id": tool_call_id,
+                "name": name,
+            }
+        )
+    if out[-1]["role"] != "assistant" or out[-1]["tool_calls"]:
+        raise UnusableTrace(f"{where}: the trace does not end with an assistant answer turn", "no_final_answer")
+    return out
+
+
+def tool_schemas(tools: Any, where: str) -> list[str]:
+    """Tool schemas offered to the model, one JSON text each (the ``tools`` column)."""
+    if not isinstance(tools, list) or not all(isinstance(tool, dict) for tool in tools):
+        raise ExportError(f"{where}: tools is not a JSON list of objects")
+    return [json_canonical(tool) for tool in tools]
+
+
+def retrieved_docs(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """(url, sha256) of every search result the model was shown, in trace order: the hash
+    covers the result object exactly as the tool message gave it (canonical JSON)."""
+    docs = []
+    for message in messages:
+        if message["role"] != "tool" or message["content"] is None:
+            continue
+        try:
+            payload = json.loads(message["content"])
+        except json.JSONDecodeError:
+            continue  # a plain-text tool error carries no document
+        results = payload.get("results") if isinstance(payload, dict) else None
+        for result in results if isinstance(results, list) else []:
+            if isinstance(result, dict):
+                digest = hashlib.sha256(json_canonical(result).encode("utf-8")).hexdigest()
+                docs.append({"url": str(result.get("url") or ""), "sha256": digest})
+    return docs
+
+
+def detector_verdicts(search_calls: Any, where: str) -> list[list[str]]:
+    """The leak detector's verdicts, one list per search call (empty when it did not run)."""
+    if search_calls is None:
+        return []
+    if not isinstance(search_calls, list):
+        raise ExportError(f"{where}: search_calls is not a JSON list")
+    return [[str(v) for v in (call.get("detector_verdicts") or [])] for call in search_calls if isinstance(call, dict)]
+
+
+def sft_table(selected: pa.Table, split_of: Mapping[tuple[dt.date, str], str]) -> tuple[pa.Table, dict[str, int]]:
+    """SFT rows (``SFT_SCHEMA``) of selected trials, and the count of skipped traces by
+    reason (see :class:`UnusableTrace`). ``split_of`` maps (cutoff, q_id) to the split
+    holding the question in that cutoff's config, so trainers can keep test questions out."""
+    rows = []
+    skipped: dict[str, int] = {}
+    for trial in selected.select([*SFT_TRIAL_COLUMNS, "exam_score"]).to_pylist():
+        where = f"trial (model={trial['model']}, q_id={trial['q_id']}, trial={trial['trial']})"
+        try:
+            messages = trace_messages(_load_json(trial["messages"], where, "messages"), where)
+        except UnusableTrace as exc:
+            skipped[exc.reason] = skipped.get(exc.reason, 0) + 1
+            continue
+        tools = _load_json(trial["tools"], where, "tools") if trial["tools"] is not None else []
+        search_calls = _load_json(trial["search_calls"], where, "search_calls") if trial["search_calls"] else None
+        rows.append(
+            {
+                "messages": messages,
+                "tools": tool_schemas(tools, where),
+                **{name: trial[name] for name in ("model", "q_id", "trial", "question_type", "choice_type", "answer", "pred")},
+                "exam_score": trial["exam_score"],
+                **{name: trial[name] for name in ("cutoff", "prediction_cutoff", "end_time")},
+                "split": split_of.get((trial["cutoff"], trial["q_id"])),
+                "detector_verdicts": detector_verdicts(search_calls, where),
+                "retrieved_docs": retrieved_docs(messages),
+            }
+        )
+    return table_from_rows(rows, SFT_SCHEMA), dict(sorted(skipped.items()))
+
+
+# ---------------------------------------------------------------------------------------
+# SFT: the OpenAI chat fine-tuning rendering of the same rows
+
+
+def openai_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """One typed message in the OpenAI shape: no null keys, arguments as a JSON string,
+    tool results linked by ``tool_call_id`` only."""
+    out: dict[str, Any] = {"role": message["role"]}
+    if message["role"] == "tool":
+        return {**out, "tool_call_id": message["tool_call_id"], "content": message["content"] or ""}
+    if message["tool_calls"]:
+        if message["content"]:
+            out["content"] = message["content"]
+        out["tool_calls"] = [
+            {
+                "id": call["id"],
+                "type": call["type"],
+                "function": {"name": call["function"]["name"], "arguments": _json_text(call["function"]["arguments"])},
+            }
+            for call in message["tool_calls"]
+        ]
+        return out
+    return {**out, "content": message["content"] or ""}
+
+
+def _json_text(value: Any) -> str:
+    # A JSON column reads back as its text from Arrow but as a parsed value via datasets.
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def openai_records(sft: pa.Table) -> list[dict[str, Any]]:
+    """The SFT rows, in order, as OpenAI chat fine-tuning records (messages and tools)."""
+    records = []
+    for row in sft.select(["messages", "tools"]).to_pylist():
+        record: dict[str, Any] = {"messages": [openai_message(m) for m in row["messages"]]}
+        if row["tools"]:
+            record["tools"] = [json.loads(_json_text(tool)) for tool in row["tools"]]
+        records.append(record)
+    return records
+
+
+def jsonl_text(records: Iterable[Mapping[str, Any]]) -> str:
+    """JSON lines, one record per line, keys in insertion order, UTF-8 kept."""
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+
+
+# ---------------------------------------------------------------------------------------
+# RL: one row per admissible question per cutoff
+
+# Renders the evaluator's opening messages for one question row (QUESTION_SCHEMA fields).
+PromptRenderer = Callable[[Mapping[str, Any]], list[dict[str, str]]]
+
+
+def rl_rows(
+    questions: pa.Table,
+    cutoff: dt.date,
+    split: str,
+    delta_days: int,
+    render: PromptRenderer,
+) -> list[dict[str, Any]]:
+    """RL rows of one cutoff's split (data_source names the cutoff's config); ``index`` is
+    filled in by :func:`rl_table`."""
+    rows = []
+    for question in questions.to_pylist():
+        chi = prediction_cutoff(question["end_time"], delta_days)
+        prompt = render(question)
+        for position, message in enumerate(prompt):
+            if set(message) != {"role", "content"} or message["role"] not in ROLES:
+                raise ExportError(f"question {question['id']}: rendered prompt message {position} is not {{role, content}}")
+        rows.append(
+            {
+                "data_source": f"oracleproto/{split_name(cutoff)}",
+                "prompt": prompt,
+                "ability": ABILITY,
+                "reward_model": {"style": REWARD_STYLE, "ground_truth": question["answer"]},
+                "extra_info": {
+                    "split": split,
+                    "index": 0,
+                    "q_id": question["id"],
+                    "question_type": question["question_type"],
+                    "choice_type": question["choice_type"],
+                    "options": question["options"],
+                    "end_time": question["end_time"].isoformat(),
+                    "prediction_cutoff": chi.isoformat(),
+                    "cutoff": cutoff.isoformat(),
+                },
+                "q_id": question["id"],
+                "question_type": question["question_type"],
+                "choice_type": question["choice_type"],
+                "options": question["options"],
+                "answer": question["answer"],
+                "cutoff": cutoff,
+            }
+        )
+    return rows
+
+
+def rl_table(rows: Iterable[dict[str, Any]]) -> pa.Table:
+    """RL table (``RL_SCHEMA``) in (cutoff, q_id) order; ``extra_info.index`` is the row number."""
+    ordered = sorted(rows, key=lambda row: (row["cutoff"], row["q_id"]))
+    for index, row in enumerate(ordered):
+        row["extra_info"]["index"] = index
+    return table_from_rows(ordered, RL_SCHEMA)
+
+
+def user_prompt_renderer(
+    templates: Mapping[str, str],
+    *,
+    max_steps: int,
+    max_search_calls: int,
+    protocols: ProtocolSwitches,
+) -> PromptRenderer:
+    """The evaluator's opening message: one user turn rendered by R with the evaluation's
+    budgets and protocol tails, so an RL prompt is byte-identical to the evaluation prompt."""
+
+    def render(question: Mapping[str, Any]) -> list[dict[str, str]]:
+        prompt_question = PromptQuestion(
+            q_id=question["id"],
+            question_type=question["question_type"],
+            choice_type=question["choice_type"],
+            event=question["event"],
+            options=tuple(question["options"]),
+            end_time=question["end_time"],
+        )
+        text = render_user_prompt(
+            prompt_question, templates, max_steps=max_steps, max_search_calls=max_search_calls, protocols=protocols
+        )
+        return [{"role": "user", "content": text}]
+
+    return render
+
+
+# ---------------------------------------------------------------------------------------
+# Files: what the export stage and `oracleproto export` write
+
+SFT_FILE = "sft.parquet"
+OPENAI_FILE = "sft_openai.jsonl"
+RL_FILE = "rl.parquet"
+SUMMARY_FILE = "summary.json"
+SPLIT_GLOB = "cutoff-*"
+
+
+@dataclass(frozen=True)
+class ExportSettings:
+    """The ``export`` params section plus the evaluation budgets the prompts need."""
+
+    sft_mode: str = "correct"
+    sft_models: tuple[str, ...] | None = None
+    rl_split: str = "train"
+    max_steps: int = 6
+    max_search_calls: int = 4
+    protocols: ProtocolSwitches = ProtocolSwitches()
+
+    @classmethod
+    def from_params(cls, export: Mapping[str, Any], **evaluation: Any) -> "ExportSettings":
+        unknown = sorted(set(export) - {"sft_mode", "sft_models", "rl_split"})
+        if unknown:
+            raise ExportError(f"params export: unknown key(s) {', '.join(unknown)} (known: sft_mode, sft_models, rl_split)")
+        mode = export.get("sft_mode", cls.sft_mode)
+        if mode not in SFT_MODES:
+            raise ExportError(f"params export.sft_mode must be one of {', '.join(SFT_MODES)}, got {mode!r}")
+        models = export.get("sft_models")
+        if models is not None and not (isinstance(models, list) and all(isinstance(m, str) for m in models)):
+            raise ExportError(f"params export.sft_models must be a list of model slugs or null, got {models!r}")
+        split = export.get("rl_split", cls.rl_split)
+        if split not in ("train", "test"):
+            raise ExportError(f"params export.rl_split must be train or test, got {split!r}")
+        return cls(sft_mode=mode, sft_models=None if models is None else tuple(models), rl_split=split, **evaluation)
+
+
+def export_settings(params: Mapping[str, Any]) -> ExportSettings:
+    """Settings from the params file: the ``export`` section, and the prompt budgets and
+    protocol switches of the ``evaluate`` section read exactly as the evaluator reads them
+    (without an ``evaluate`` section: the evaluator's defaults)."""
+    export = section(params, "export")
+    if "evaluate" not in params:
+        return ExportSettings.from_params(export)
+    from oracleproto.harness.settings import SettingsError
+    from oracleproto.harness.evaluate import settings_from_params
+
+    try:
+        evaluation = settings_from_params(section(params, "evaluate"), section(params, "admit").get("delta_days", 1))
+    except SettingsError as exc:
+        raise ExportError(str(exc)) from exc
+    budgets = evaluation.budgets
+    return ExportSettings.from_params(
+        export,
+        max_steps=budgets.max_steps,
+        # the evaluator tells a model about its search budget only when search is on
+        max_search_calls=budgets.max_search_calls if evaluation.search_enabled else 0,
+        protocols=evaluation.protocols,
+    )
+
+
+def _split_delta_days(path: Path) -> int:
+    meta = json.loads((pq.read_schema(path).metadata or {}).get(METADATA_KEY, b"{}"))
+    delta = meta.get("delta_days")
+    if not isinstance(delta, int):
+        raise ExportError(f"{path}: schema metadata has no integer delta_days (written by the admit stage)")
+    return delta
+
+
+def split_dirs(splits_dir: Path) -> list[tuple[dt.date, Path]]:
+    """``(cutoff, directory)`` of every ``cutoff-YYYY-MM-DD`` split set, by cutoff."""
+    found = []
+    for path in sorted(p for p in splits_dir.glob(SPLIT_GLOB) if p.is_dir()):
+        try:
+            found.append((dt.date.fromisoformat(path.name.removeprefix("cutoff-")), path))
+        except ValueError as exc:
+            raise ExportError(f"{path}: split set name is not cutoff-YYYY-MM-DD") from exc
+    if not found:
+        raise ExportError(f"{splits_dir}: no cutoff-YYYY-MM-DD split set (run the admit stage first)")
+    return found
+
+
+def question_splits(splits_dir: Path) -> dict[tuple[dt.date, str], str]:
+    """(cutoff, q_id) → "train" or "test"."""
+    out = {}
+    for cutoff, path in split_dirs(splits_dir):
+        for split in ("train", "test"):
+            for q_id in pq.read_table(path / f"{split}.parquet", columns=["id"])["id"].to_pylist():
+                out[(cutoff, q_id)] = split
+    return out
+
+
+def export_rl(splits_dir: Path, settings: ExportSettings) -> pa.Table:
+    """RL rows of every split set under ``splits_dir`` (its ``settings.rl_split`` split)."""
+    rows: list[dict[str, Any]] = []
+    for cutoff, split_dir in split_dirs(splits_dir):
+        path = split_dir / f"{settings.rl_split}.parquet"
+        questions = read_parquet(path)
+        templates, _ = templates_from_schema(questions.schema)
+        render = user_prompt_renderer(
+            templates,
+            max_steps=settings.max_steps,
+            max_search_calls=settings.max_search_calls,
+            protocols=settings.protocols,
+        )
+        rows += rl_rows(questions, cutoff, settings.rl_split, _split_delta_days(path), render)
+    return rl_table(rows)
+
+
+def run_export(trials_path: Path, splits_dir: Path, out_dir: Path, settings: ExportSettings) -> dict[str, Any]:
+    """Write sft.parquet, sft_openai.jsonl, rl.parquet and summary.json under ``out_dir``."""
+    trials = read_parquet(trials_path)
+    selection = select_sft_trials(trials, settings.sft_mode, settings.sft_models)
+    sft, skipped = sft_table(selection.trials, question_splits(splits_dir))
+    rl = export_rl(splits_dir, settings)
+    write_parquet(sft, out_dir / SFT_FILE, SFT_SCHEMA, sort_by=SFT_SORT, metadata={"export": "sft", "mode": settings.sft_mode})
+    write_text(jsonl_text(openai_records(sft)), out_dir / OPENAI_FILE)
+    write_parquet(rl, out_dir / RL_FILE, RL_SCHEMA, sort_by=RL_SORT, metadata={"export": "rl", "split": settings.rl_split})
+    summary = {
+        "sft": {
+            "mode": settings.sft_mode,
+            "models": None if settings.sft_models is None else list(settings.sft_models),
+            **selection.counts,
+            "skipped": skipped,
+            "rows": sft.num_rows,
+            "rows_by_model": _value_counts(sft["model"]),
+        },
+        "rl": {
+            "split": settings.rl_split,
+            "rows": rl.num_rows,
+            "rows_by_cutoff": {str(k): v for k, v in _value_counts(rl["cutoff"]).items()},
+        },
+    }
+    write_json(summary, out_dir / SUMMARY_FILE)
+    return summary
+
+
+def _value_counts(column: pa.ChunkedArray) -> dict[Any, int]:
+    return dict(sorted((row["values"], row["counts"]) for row in pc.value_counts(column).to_pylist()))

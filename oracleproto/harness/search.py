@@ -1,0 +1,255 @@
+"""The search side of the ReAct loop: result types, settings and the backend registry.
+
+The model's ``web_search`` tool carries only ``query``. The harness adds ``end_date`` = χ
+(τ − δ) and calls ``backend.search(query, end_date, context)``; the backend fetches raw
+results, masks them to χ, runs the leak filter (``detector.screen``) and returns a
+:class:`SearchOutcome`: what the model may see (``hits``, ``answer``) plus the audit
+record that goes into the trial's ``search_calls`` column and never into the dialogue.
+
+Backends register themselves by name (``tavily``, ``archive``); ``make_backend`` builds
+one from :class:`SearchSettings` (the ``search`` knobs of params.yaml).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, fields
+from datetime import date
+from typing import TYPE_CHECKING, Any, Protocol
+
+from oracleproto.harness.replay import CallCache, CallContext, call_key
+from oracleproto.harness.settings import DETECTOR_MODES, SettingsError
+
+if TYPE_CHECKING:
+    from oracleproto.harness.detector import LeakDetector
+
+UNDATED_POLICIES = ("drop", "keep")
+SEARCH_DEPTHS = ("basic", "advanced", "fast", "ultra-fast")
+RAW_CONTENT_FORMATS = ("markdown", "text")
+ANSWER_DEPTHS = ("basic", "advanced")
+MAX_RESULTS_LIMIT = 20  # Tavily's API accepts 0-20; detector seqs reserve 100 slots per search
+
+# Error values of SearchOutcome.error (the kind of fault is in audit["error_kind"]).
+TAVILY_ERROR = "tavily_error"
+ALL_KEYS_EXHAUSTED = "all_keys_exhausted"
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One result, as the model may see it."""
+
+    title: str
+    url: str
+    content: str
+    published_date: str | None = None
+    score: float | None = None
+    raw_content: str | None = None
+
+    def to_payload(self) -> dict[str, Any]:
+        """JSON-able dict with the null fields left out (what the tool message carries)."""
+        # Field by field: dataclasses.asdict deep-copies and was ~5 % of harness CPU per trial.
+        payload = {"title": self.title, "url": self.url, "content": self.content}
+        for key in ("published_date", "score", "raw_content"):
+            value = getattr(self, key)
+            if value is not None:
+                payload[key] = value
+        return payload
+
+
+@dataclass
+class SearchOutcome:
+    """The result of one ``web_search`` call after masking and leak detection."""
+
+    query: str
+    end_date: date
+    hits: list[SearchHit]
+    answer: str | None
+    error: str | None
+    audit: dict[str, Any]
+    cost_usd: float = 0.0
+    message: str | None = None  # human-readable failure text for the model; never holds a key
+
+    def to_llm_payload(self) -> dict[str, Any]:
+        """What the tool message carries: no audit fields, no end_date, null fields omitted."""
+        if self.error is not None:
+            return {"error": self.error, "message": self.message or self.error, "results": [], "answer": None}
+        payload: dict[str, Any] = {"query": self.query, "results": [hit.to_payload() for hit in self.hits]}
+        if self.answer is not None:
+            payload["answer"] = self.answer
+        return payload
+
+    def to_search_call(self) -> dict[str, Any]:
+        """The entry for the trial's ``search_calls`` column (Table 18 audit fields included)."""
+        return {
+            "query": self.query,
+            "end_date": self.end_date.isoformat(),
+            "n_results": len(self.hits),
+            "error": self.error,
+            "cost_usd": self.cost_usd,
+            **self.audit,
+        }
+
+
+class SearchBackend(Protocol):
+    name: str
+
+    async def search(self, query: str, end_date: date, context: CallContext) -> SearchOutcome: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Search knobs (params.yaml ``evaluate.search``); defaults are the paper's Table 12."""
+
+    max_results: int = 5
+    search_depth: str = "basic"
+    include_raw_content: str | bool = "markdown"  # False, "markdown" or "text"
+    include_answer: str | bool = False  # False, "basic" or "advanced"
+    raw_content_max_chars: int = 8000  # 0 = no truncation
+    timeout_s: float = 60.0
+    key_cooldown_s: float = 60.0
+    usd_per_credit: float = 0.008  # Tavily pay-as-you-go price of one API credit
+    detector_mode: str = "llm"  # llm | heuristic | off
+    undated: str = "drop"  # what the heuristic layer does with a result that has no usable date
+    archive_path: str | None = None
+
+    def __post_init__(self) -> None:
+        _check(
+            isinstance(self.max_results, int) and 1 <= self.max_results <= MAX_RESULTS_LIMIT,
+            "max_results",
+            f"must be an integer in 1..{MAX_RESULTS_LIMIT}, got {self.max_results!r}",
+        )
+        _check(self.search_depth in SEARCH_DEPTHS, "search_depth", f"must be one of {SEARCH_DEPTHS}, got {self.search_depth!r}")
+        raw = "markdown" if self.include_raw_content is True else self.include_raw_content
+        _check(
+            raw is False or raw in RAW_CONTENT_FORMATS,
+            "include_raw_content",
+            f"must be false, 'markdown' or 'text', got {self.include_raw_content!r}",
+        )
+        object.__setattr__(self, "include_raw_content", raw)
+        answer = "basic" if self.include_answer is True else self.include_answer
+        _check(
+            answer is False or answer in ANSWER_DEPTHS,
+            "include_answer",
+            f"must be false, 'basic' or 'advanced', got {self.include_answer!r}",
+        )
+        object.__setattr__(self, "include_answer", answer)
+        _check(
+            isinstance(self.raw_content_max_chars, int) and self.raw_content_max_chars >= 0,
+            "raw_content_max_chars",
+            f"must be an integer >= 0, got {self.raw_content_max_chars!r}",
+        )
+        for name in ("timeout_s", "key_cooldown_s"):
+            value = getattr(self, name)
+            _check(isinstance(value, (int, float)) and value > 0, name, f"must be a number > 0, got {value!r}")
+        _check(
+            isinstance(self.usd_per_credit, (int, float)) and self.usd_per_credit >= 0,
+            "usd_per_credit",
+            f"must be a number >= 0, got {self.usd_per_credit!r}",
+        )
+        _check(self.detector_mode in DETECTOR_MODES, "detector_mode", f"must be one of {DETECTOR_MODES}, got {self.detector_mode!r}")
+        _check(self.undated in UNDATED_POLICIES, "undated", f"must be one of {UNDATED_POLICIES}, got {self.undated!r}")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> SearchSettings:
+        """Settings from a params mapping; an unknown key is an error naming it."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise SettingsError(f"search settings: unknown key(s) {unknown}; known: {sorted(known)}")
+        return cls(**dict(values))
+
+
+def _check(ok: bool, name: str, rule: str) -> None:
+    if not ok:
+        raise SettingsError(f"search settings: {name} {rule}")
+
+
+def truncate(text: str | None, limit: int) -> str | None:
+    """``text`` cut to ``limit`` characters with a visible marker (limit 0 = unlimited)."""
+    if text is None or limit == 0 or len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[… truncated to {limit} characters]"
+
+
+def check_detector(settings: SearchSettings, detector: LeakDetector | None) -> None:
+    """Mode ``llm`` needs a detector; a detector with another mode would silently idle."""
+    if settings.detector_mode == "llm" and detector is None:
+        raise SettingsError("search settings: detector_mode 'llm' needs a leak detector (set DETECTOR_MODEL and its endpoint)")
+
+
+def check_end_date(end_date: object) -> date:
+    """χ must be a calendar date computed by the harness (a datetime would carry a clock time)."""
+    if not isinstance(end_date, date) or hasattr(end_date, "hour"):
+        raise TypeError(f"end_date must be a datetime.date (the prediction cutoff), got {type(end_date).__name__}")
+    return end_date
+
+
+async def record_or_replay(
+    cache: CallCache,
+    channel: str,
+    request: dict[str, Any],
+    context: CallContext,
+    send: Callable[[], Awaitable[dict[str, Any]]],
+    is_failure: Callable[[dict[str, Any]], bool],
+) -> dict[str, Any]:
+    """``cache.call`` for a call whose final outcome (after its own retries) may be a failure.
+
+    The whole bounded retry loop is the recorded unit, failures included, so a replay
+    reproduces a run that met faults. A recorded *failure* is served only in replay mode:
+    in record mode it is retried (and overwritten), so fixing a key or an outage heals.
+    """
+    if cache.mode != "record":
+        return await cache.call(channel, request, context, send)
+    key = call_key(channel, request, context)
+    cached = cache.lookup(key)
+    if cached is not None and not is_failure(cached):
+        return cached
+    response = await send()
+    cache.store(key, channel, context, response)
+    return response
+
+
+# ---------------------------------------------------------------------------------------
+# Registry
+BackendFactory = Callable[[SearchSettings, CallCache, "LeakDetector | None"], SearchBackend]
+_FACTORIES: dict[str, BackendFactory] = {}
+_BUILTIN_MODULES = ("oracleproto.harness.tavily", "oracleproto.harness.archive")
+
+
+def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
+    """Decorator: register ``factory(settings, cache, detector) -> SearchBackend`` under ``name``."""
+
+    def decorate(factory: BackendFactory) -> BackendFactory:
+        if name in _FACTORIES and _FACTORIES[name] is not factory:
+            raise ValueError(f"search backend {name!r} is already registered")
+        _FACTORIES[name] = factory
+        return factory
+
+    return decorate
+
+
+def backend_names() -> tuple[str, ...]:
+    _import_builtins()
+    return tuple(sorted(_FACTORIES))
+
+
+def make_backend(
+    name: str, settings: SearchSettings, cache: CallCache, detector: LeakDetector | None
+) -> SearchBackend:
+    """Build the backend registered as ``name``; unknown names list the known ones."""
+    _import_builtins()
+    factory = _FACTORIES.get(name)
+    if factory is None:
+        raise ValueError(f"unknown search backend {name!r}; known: {sorted(_FACTORIES)}")
+    check_detector(settings, detector)
+    return factory(settings, cache, detector)
+
+
+def _import_builtins() -> None:
+    # Imported lazily: the backend modules import this one to register themselves.
+    for module in _BUILTIN_MODULES:
+        importlib.import_module(module)
+

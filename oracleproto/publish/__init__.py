@@ -1,0 +1,1 @@
+"""The Hugging Face dataset repo: the hub/ folder, its card, upload and tag."""

@@ -1,0 +1,20 @@
+"""DVC stage `export`: data/eval/trials.parquet + data/splits/ → data/export/
+(sft.parquet, sft_openai.jsonl, rl.parquet, summary.json)."""
+
+from pathlib import Path
+
+from oracleproto.export.trajectories import export_settings, run_export
+from oracleproto.params import load_params
+from oracleproto.stages import run_stage
+
+TRIALS = Path("data/eval/trials.parquet")
+SPLITS = Path("data/splits")
+OUT = Path("data/export")
+
+
+def main() -> None:
+    run_export(TRIALS, SPLITS, OUT, export_settings(load_params()))
+
+
+if __name__ == "__main__":
+    run_stage(main)

@@ -1,0 +1,94 @@
+"""The DVC `evaluate` stage: baselines on every cutoff's split, opt-in API models, resumable run state."""
+
+import datetime as dt
+
+import pyarrow.parquet as pq
+import pytest
+
+import oracleproto.stages.evaluate as stage
+from oracleproto.harness.settings import SettingsError
+from oracleproto.harness.evaluate import EvaluationError, plan_from_params
+from oracleproto.io import write_parquet
+from oracleproto.harness.runstore import RunStore
+from oracleproto.schema import QUESTION_SCHEMA
+from tests.harness.test_evaluate_run import make_questions
+
+PARAMS = {
+    "admit": {"delta_days": 1, "models": {"a/old": "2024-06", "b/new": "2025-01-31", "c/twin": "2024-06-30"}},
+    "evaluate": {"trials": 2, "search": "none", "baselines": ["first", "base_rate"]},
+}
+
+
+@pytest.fixture
+def splits(tmp_path):
+    for name in ("cutoff-2024-06-30", "cutoff-2025-01-31"):
+        for part, start in (("train", dt.date(2024, 1, 1)), ("test", dt.date(2026, 3, 12))):
+            write_parquet(make_questions(4, start), tmp_path / "data" / "splits" / name / f"{part}.parquet",
+                          QUESTION_SCHEMA, sort_by=("id",))
+    return tmp_path / "data" / "splits"
+
+
+def test_plan_has_baselines_per_distinct_cutoff(splits):
+    settings, jobs = plan_from_params(PARAMS, splits)
+    assert settings.budgets.trials == 2
+    assert [job.label for job in jobs] == [
+        "baseline:first@cutoff-2024-06-30", "baseline:base_rate@cutoff-2024-06-30",
+        "baseline:first@cutoff-2025-01-31", "baseline:base_rate@cutoff-2025-01-31",
+    ]
+    assert jobs[0].train is None and jobs[1].train.path.endswith("cutoff-2024-06-30/train.parquet")
+    assert jobs[0].questions.path.endswith("cutoff-2024-06-30/test.parquet")
+
+
+def test_api_models_are_opt_in_and_use_their_own_split(splits):
+    params = {**PARAMS, "evaluate": {**PARAMS["evaluate"], "baselines": [], "models": [{"slug": "b/new", "price_prompt_per_mtok": 1.5}]}}
+    _, jobs = plan_from_params(params, splits)
+    (job,) = jobs
+    assert job.label == "b/new" and job.spec.cutoff == dt.date(2025, 1, 31) and job.spec.price_prompt_per_mtok == 1.5
+    assert job.questions.path.endswith("cutoff-2025-01-31/test.parquet")
+
+
+def test_plan_errors_name_the_fix(splits):
+    with pytest.raises(SettingsError, match="evaluate.baselines"):
+        plan_from_params({**PARAMS, "evaluate": {"baselines": ["oracle"]}}, splits)
+    missing = {**PARAMS, "admit": {"models": {"z/model": "2023-01"}}}
+    with pytest.raises(EvaluationError, match="cutoff-2023-01-31/test.parquet does not exist"):
+        plan_from_params(missing, splits)
+
+
+def test_stage_writes_the_two_artifacts_and_is_repeatable(splits, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text(
+        "admit:\n  models: {a/old: '2024-06', b/new: '2025-01-31'}\nevaluate:\n  trials: 2\n  search: none\n"
+    )
+    stage.main()
+    first = {name: (tmp_path / "data" / "eval" / name).read_bytes() for name in ("trials.parquet", "manifest.json")}
+    assert pq.read_table(tmp_path / "data" / "eval" / "trials.parquet").num_rows == 2 * 4 * 4 * 2
+    # a baselines-only run leaves no run state behind (nothing to resume, no calls to replay)
+    assert not any((tmp_path / "runs" / "evaluate").iterdir())
+    # re-run: the artifacts come out identical
+    (tmp_path / "data" / "eval" / "trials.parquet").unlink()
+    stage.main()
+    assert all((tmp_path / "data" / "eval" / name).read_bytes() == data for name, data in first.items())
+
+
+def test_interrupted_stage_keeps_its_state_and_resumes(splits, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text("admit:\n  models: {a/old: '2024-06'}\nevaluate:\n  trials: 2\n  search: none\n")
+    calls = []
+    real_put = RunStore.put
+
+    def failing_put(store, row):
+        calls.append(row["q_id"])
+        if len(calls) == 5:
+            raise KeyboardInterrupt  # the stage is interrupted mid-run
+        real_put(store, row)
+
+    monkeypatch.setattr(RunStore, "put", failing_put)
+    with pytest.raises(KeyboardInterrupt):
+        stage.main()
+    (run_dir,) = (tmp_path / "runs" / "evaluate").iterdir()
+    assert (run_dir / "db").exists()  # resume state kept
+    monkeypatch.setattr(RunStore, "put", real_put)
+    stage.main()
+    table = pq.read_table(tmp_path / "data" / "eval" / "trials.parquet")
+    assert table.num_rows == 4 * 4 * 2 and not run_dir.exists()

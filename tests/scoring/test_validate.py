@@ -1,0 +1,123 @@
+"""TrialSchema: malformed trial tables get one clear error naming model, q_id, trial, field and rule."""
+
+import json
+
+import pyarrow as pa
+import pytest
+
+from oracleproto.scoring.scorer import read_trials, score_table
+from oracleproto.scoring.validate import RULES, TrialSchema, TrialTableError, validate_trials
+
+
+def row(**changes):
+    base = dict(
+        model="m", q_id="q1", question_type="multiple_choice", choice_type="single",
+        options=["a", "b", "c"], answer="A", trial=1, pred="A", error=None, cost_usd=0.01,
+    )
+    base.update(changes)
+    return base
+
+
+def error_of(rows) -> str:
+    with pytest.raises(TrialTableError) as caught:
+        validate_trials(pa.Table.from_pylist(rows))
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("rows", "field", "rule"),
+    [
+        ([row(), row()], "trial", "unique_trial"),
+        ([row(pred="D")], "pred", "pred_within_options"),
+        ([row(answer="A, E", choice_type="multi")], "answer", "answer_within_options"),
+        ([row(answer="A, B")], "choice_type", "choice_type_matches_answer"),
+        ([row(choice_type="multi")], "choice_type", "choice_type_matches_answer"),
+        ([row(error="timeout", pred=None)], "error", "error_kind_known"),
+        ([row(question_type="numeric")], "question_type", "question_type_known"),
+        ([row(choice_type="several")], "choice_type", "choice_type_known"),
+        ([row(trial=0)], "trial", "trial_positive"),
+        ([row(cost_usd=-1.0)], "cost_usd", "cost_non_negative"),
+        ([row(cost_usd=float("nan"))], "cost_usd", "cost_non_negative"),
+        ([row(options=["a"], question_type="yes_no", answer="A")], "options", "options_count"),
+        ([row(options=["a", None, "c"])], "options", "options_count"),
+        ([row(question_type="yes_no")], "options", "options_match_question_type"),
+        ([row(answer="first")], "answer", "answer_is_letter_set"),
+        ([row(pred="A or B")], "pred", "pred_is_letter_set"),
+        ([row(pred="A", error="network")], "pred", "pred_null_when_error"),
+        ([row(), row(trial=2, model="n", answer="B")], "q_id", "question_fields_agree"),
+        ([row(), row(trial=2, options=["a", "b", "d"])], "q_id", "question_fields_agree"),
+        ([row(belief=[0.5, 0.5])], "belief", "belief_matches_options"),
+        ([row(belief=[0.5, 0.7, -0.2])], "belief", "belief_matches_options"),
+    ],
+)
+def test_each_rule_names_row_model_q_id_trial_field_and_rule(rows, field, rule):
+    message = error_of(rows)
+    assert f"field {field!r} breaks rule {rule}" in message
+    assert "model='m'" in message or "model='n'" in message
+    assert "q_id='q1'" in message and "trial=" in message
+
+
+def test_every_rule_is_exercised_above():
+    exercised = {
+        "unique_trial", "pred_within_options", "answer_within_options", "choice_type_matches_answer",
+        "error_kind_known", "question_type_known", "choice_type_known", "trial_positive", "cost_non_negative",
+        "options_count", "options_match_question_type", "answer_is_letter_set", "pred_is_letter_set",
+        "pred_null_when_error", "question_fields_agree", "belief_matches_options",
+    }
+    assert {rule.name for rule in RULES} == exercised
+
+
+def test_duplicates_name_both_rows_and_count_the_rest():
+    rows = [row(trial=t) for t in (1, 1, 2, 2, 3, 3)]
+    message = error_of(rows)
+    assert message.count("(model=") == 3 and "and 3 more row(s)" in message
+
+
+def test_missing_columns_and_nulls():
+    rows = [row()]
+    del rows[0]["cost_usd"]
+    assert "missing column(s) cost_usd" in error_of(rows)
+    message = error_of([row(model=None)])
+    assert "field 'model' breaks rule not_null" in message
+
+
+def test_wrong_types_name_the_column():
+    table = pa.Table.from_pylist([row()]).set_column(6, "trial", pa.array(["first"]))
+    with pytest.raises(TrialTableError, match="column 'trial' has type string, expected int64"):
+        validate_trials(table)
+
+
+def test_loose_jsonl_types_are_cast(tmp_path):
+    path = tmp_path / "trials.jsonl"
+    records = [row(cost_usd=0, pred=None), row(trial=2, cost_usd=1)]  # ints for a float column, an all-null pred
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    table = validate_trials(read_trials(path))
+    assert table.schema.field("cost_usd").type == pa.float64()
+    assert table.schema.field("pred").type == pa.string()
+
+
+def test_all_problems_are_listed_not_only_the_first():
+    message = error_of([row(pred="Z"), row(trial=2, error="oops", pred=None)])
+    assert "pred_within_options" in message and "error_kind_known" in message
+
+
+def test_valid_tables_pass_pandera_directly_and_extra_columns_are_ignored():
+    table = pa.Table.from_pylist([row(raw_output="\\boxed{A}", latency_ms=12)])
+    TrialSchema.validate(validate_trials(table))
+    assert score_table(table, n_bootstrap=0).value("n_trials", "m") == 1
+
+
+def test_option_lists_compared_across_chunks():
+    first = pa.Table.from_pylist([row()])
+    second = pa.Table.from_pylist([row(trial=2, options=["a", "b", "x"])])
+    table = pa.concat_tables([first, second])
+    assert table["options"].num_chunks == 2
+    with pytest.raises(TrialTableError, match="question_fields_agree"):
+        validate_trials(table)
+    same = pa.concat_tables([first, pa.Table.from_pylist([row(trial=2)])])
+    validate_trials(same)
+
+
+def test_scoring_reports_validation_errors():
+    with pytest.raises(TrialTableError, match="pred_within_options"):
+        score_table(pa.Table.from_pylist([row(pred="Q")]))
