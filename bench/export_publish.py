@@ -26,15 +26,16 @@ sys.path.insert(0, str(ROOT))
 import pyarrow as pa  # noqa: E402
 
 from oracleproto.corpus.build import build as build_corpus  # noqa: E402
+from oracleproto.export.rewards import compute_score  # noqa: E402
 from oracleproto.export.trajectories import ExportSettings, run_export  # noqa: E402
 from oracleproto.io import read_parquet, write_json, write_parquet  # noqa: E402
 from oracleproto.letters import letters  # noqa: E402
-from oracleproto.scoring import exam_scores  # noqa: E402
 from oracleproto.params import load_params  # noqa: E402
 from oracleproto.parse import parse_answer  # noqa: E402
-from oracleproto.export.rewards import compute_score  # noqa: E402
 from oracleproto.schema import TRIAL_SCHEMA  # noqa: E402
-from oracleproto.stages.publish import Layout, PublishParams, build as build_hub  # noqa: E402
+from oracleproto.scoring import exam_scores  # noqa: E402
+from oracleproto.stages.publish import Layout, PublishParams  # noqa: E402
+from oracleproto.stages.publish import build as build_hub
 
 
 def boxed(question: dict, rng: random.Random) -> str:

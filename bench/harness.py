@@ -36,11 +36,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from oracleproto.harness.evaluate import evaluate  # noqa: E402
+from oracleproto.harness.questions import EvalJob, QuestionSet
+from oracleproto.harness.search import SearchHit, SearchOutcome  # noqa: E402
 from oracleproto.harness.settings import Budgets, Concurrency, EvalSettings, ModelSpec  # noqa: E402
-from oracleproto.harness.evaluate import EvalJob, QuestionSet, evaluate  # noqa: E402
 from oracleproto.io import write_parquet  # noqa: E402
 from oracleproto.schema import QUESTION_SCHEMA  # noqa: E402
-from oracleproto.harness.search import SearchHit, SearchOutcome  # noqa: E402
 from tests.harness.test_evaluate_run import make_questions  # noqa: E402
 
 SEARCHES = 2

@@ -23,7 +23,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from oracleproto.harness.archive import build_index  # noqa: E402
-from oracleproto.harness.detector import DetectorSettings, LeakDetector, heuristic_verdict  # noqa: E402
+from oracleproto.harness.detector import (  # noqa: E402
+    DetectorSettings,
+    LeakDetector,
+    heuristic_verdict,
+)
 from oracleproto.harness.keypool import KeyPool  # noqa: E402
 from oracleproto.harness.replay import CallCache, CallContext  # noqa: E402
 from oracleproto.harness.search import SearchHit, SearchSettings  # noqa: E402

@@ -1,8 +1,9 @@
-"""Admission by knowledge cutoff: q is admitted for model M iff κ_M ≤ τ_q − δ < τ_q.
+"""Admission by knowledge cutoff — the one home of δ, χ and the predicate.
 
-One split set per distinct cutoff (the admitted questions, split chronologically: test = the
-newest ``test_fraction`` by (end_time, id)), and a log with one row per (model, question)
-saying whether it was admitted and why not.
+q is admitted for a model with knowledge cutoff κ iff κ ≤ χ < τ, where τ is the
+question's resolution date (``end_time``) and χ = τ − δ its prediction cutoff (paper Eq. 3).
+Scalar and vectorised forms stand side by side; the corpus' split sets, the harness and the
+exports all ask here.
 """
 
 from __future__ import annotations
@@ -10,18 +11,14 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from oracleproto.errors import OracleProtoError
-from oracleproto.schema import ADMISSION_LOG_SCHEMA
 
-ADMITTED = "admitted"
-CUTOFF_TOO_LATE = "cutoff_after_prediction_cutoff"
+DEFAULT_DELTA_DAYS = 1
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
 
@@ -47,104 +44,31 @@ def parse_cutoff(value: str | dt.date, model: str = "?") -> dt.date:
     raise AdmissionError(f"model {model!r}: cutoff {value!r} is not YYYY-MM-DD or YYYY-MM")
 
 
+def prediction_cutoff(end_time: dt.date, delta_days: int) -> dt.date:
+    """χ = τ − δ."""
+    return end_time - dt.timedelta(days=delta_days)
+
+
+def admissible(cutoff: dt.date | None, end_time: dt.date, delta_days: int) -> bool:
+    """κ ≤ χ < τ with χ = τ − δ; no cutoff (baselines) admits everything."""
+    chi = prediction_cutoff(end_time, delta_days)
+    return (cutoff is None or cutoff <= chi) and chi < end_time
+
+
 def split_name(cutoff: dt.date) -> str:
     return f"cutoff-{cutoff.isoformat()}"
 
 
-@dataclass(frozen=True)
-class AdmissionConfig:
-    models: Mapping[str, dt.date]
-    delta_days: int = 1
-    test_fraction: float = 0.2
-
-    @classmethod
-    def from_params(cls, params: Mapping) -> "AdmissionConfig":
-        models = {str(name): parse_cutoff(cutoff, str(name)) for name, cutoff in (params.get("models") or {}).items()}
-        delta = params.get("delta_days", 1)
-        fraction = params.get("test_fraction", 0.2)
-        if not isinstance(delta, int) or delta < 1:
-            raise AdmissionError(f"admit.delta_days must be an integer >= 1 (so that τ − δ < τ), got {delta!r}")
-        if not (isinstance(fraction, (int, float)) and 0 <= fraction <= 1):
-            raise AdmissionError(f"admit.test_fraction must be in [0, 1], got {fraction!r}")
-        return cls(models=models, delta_days=delta, test_fraction=float(fraction))
-
-    @property
-    def cutoffs(self) -> list[dt.date]:
-        return sorted(set(self.models.values()))
-
-
-def _days(end_time: pa.Array | pa.ChunkedArray) -> np.ndarray:
+def end_days(end_time: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return pc.cast(end_time, pa.int32()).to_numpy(zero_copy_only=False).astype(np.int64) if len(end_time) else np.zeros(0, np.int64)
 
 
-def _first_admitted_day(cutoff: dt.date, delta_days: int) -> int:
+def first_admitted_day(cutoff: dt.date, delta_days: int) -> int:
     """κ ≤ τ − δ ⟺ τ ≥ κ + δ, as days since the epoch (τ − δ < τ holds since δ ≥ 1)."""
     return (cutoff - dt.date(1970, 1, 1)).days + delta_days
 
 
 def admitted_mask(end_time: pa.Array | pa.ChunkedArray, cutoff: dt.date, delta_days: int) -> np.ndarray:
     """κ ≤ τ − δ, vectorised over date32 ``end_time``."""
-    return _days(end_time) >= _first_admitted_day(cutoff, delta_days)
+    return end_days(end_time) >= first_admitted_day(cutoff, delta_days)
 
-
-def _sorted_chronologically(questions: pa.Table) -> bool:
-    if questions.num_rows < 2:
-        return True
-    step = np.diff(_days(questions.column("end_time")))
-    if (step < 0).any():
-        return False
-    ties = np.flatnonzero(step == 0)
-    if len(ties) == 0:
-        return True
-    ids = questions.column("id")
-    return bool(pc.all(pc.less(ids.take(pa.array(ties)), ids.take(pa.array(ties + 1)))).as_py())
-
-
-def split_sets(questions: pa.Table, config: AdmissionConfig) -> Iterator[tuple[str, pa.Table, pa.Table]]:
-    """(split name, train, test) per distinct cutoff: the admitted questions in (end_time, id)
-    order, the newest round(n·f) of them the test split. In that order a cutoff admits a
-    suffix of the table (τ ≥ κ + δ), so every split is a slice, not a copy."""
-    ordered = questions if _sorted_chronologically(questions) else questions.sort_by([("end_time", "ascending"), ("id", "ascending")])
-    days = _days(ordered.column("end_time"))
-    for cutoff in config.cutoffs:
-        admitted = ordered.slice(int(np.searchsorted(days, _first_admitted_day(cutoff, config.delta_days))))
-        n = admitted.num_rows
-        n_test = int(np.floor(n * config.test_fraction + 0.5))
-        yield split_name(cutoff), admitted.slice(0, n - n_test), admitted.slice(n - n_test)
-
-
-def summary(questions: pa.Table, config: AdmissionConfig) -> dict[str, dict]:
-    """{model: {cutoff, split, admitted, excluded_by_cutoff}}."""
-    admitted_by_cutoff = {
-        cutoff: int(admitted_mask(questions.column("end_time"), cutoff, config.delta_days).sum()) for cutoff in config.cutoffs
-    }
-    return {
-        model: {
-            "cutoff": cutoff.isoformat(),
-            "split": split_name(cutoff),
-            "admitted": admitted_by_cutoff[cutoff],
-            "excluded_by_cutoff": questions.num_rows - admitted_by_cutoff[cutoff],
-        }
-        for model, cutoff in sorted(config.models.items())
-    }
-
-
-def admission_log(questions: pa.Table, config: AdmissionConfig) -> Iterator[pa.Table]:
-    """One block per model (models sorted), rows in the question table's (end_time, id)
-    order: the full (model, q) log."""
-    ordered = questions.select(["id", "end_time"])
-    ids = ordered.column("id")
-    n = ordered.num_rows
-    for model, cutoff in sorted(config.models.items()):
-        mask = admitted_mask(ordered.column("end_time"), cutoff, config.delta_days)
-        admitted = pa.array(mask)
-        yield pa.table(
-            {
-                "model": pa.repeat(pa.scalar(model, pa.string()), n),
-                "cutoff": pa.repeat(pa.scalar(cutoff, pa.date32()), n),
-                "q_id": ids,
-                "admitted": admitted,
-                "reason": pc.if_else(admitted, ADMITTED, CUTOFF_TOO_LATE),
-            },
-            schema=ADMISSION_LOG_SCHEMA,
-        )

@@ -1,6 +1,13 @@
 import pytest
 
-from oracleproto.letters import answer_indices, format_answer, letter, letter_index, letters, split_answer
+from oracleproto.letters import (
+    answer_indices,
+    format_answer,
+    letter,
+    letter_index,
+    letters,
+    split_answer,
+)
 
 
 def test_letters_past_z_follow_the_released_data():

@@ -33,7 +33,14 @@ class _ProgressDisplay:
 
     def __init__(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            ProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
         from rich.text import Text
 
         self.state: Any = None
@@ -115,14 +122,10 @@ def evaluate(
 ) -> None:
     """Evaluate MODEL(s) on QUESTIONS: n trials per question, search masked to τ − δ, resumable, recorded."""
     from oracleproto.errors import OracleProtoError
-    from oracleproto.harness.evaluate import (
-        EvalJob,
-        EvaluationAborted,
-        QuestionSet,
-        evaluate as run_evaluation,
-        model_spec_from_entry,
-        settings_from_params,
-    )
+    from oracleproto.harness.evaluate import EvaluationAborted
+    from oracleproto.harness.evaluate import evaluate as run_evaluation
+    from oracleproto.harness.plan import model_spec_from_entry, settings_from_params
+    from oracleproto.harness.questions import EvalJob, QuestionSet
     from oracleproto.params import load_params, section
 
     try:

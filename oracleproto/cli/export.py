@@ -29,7 +29,12 @@ def export(
     """Export SFT traces (TRL conversational parquet + OpenAI fine-tuning JSONL, trials that
     parsed and scored 1 by default) and RL prompts (verl / TRL GRPO parquet, one row per
     admissible train question per cutoff, prompts rendered exactly as the evaluator renders them)."""
-    from oracleproto.export.trajectories import SFT_MODES, ExportError, export_settings, run_export  # heavy: only when exporting
+    from oracleproto.export.trajectories import (  # heavy: only when exporting
+        SFT_MODES,
+        ExportError,
+        export_settings,
+        run_export,
+    )
     from oracleproto.params import load_params
 
     try:

@@ -23,12 +23,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from oracleproto import admission as adm
+from oracleproto.corpus import admit as adm
 from oracleproto.corpus.audit import AuditConfig, audit, quarantine_with_originals
-from oracleproto.io import atomic_path, json_text, read_parquet, write_json, write_parquet, write_parquet_parts
-from oracleproto.parallel import ordered_map
-from oracleproto.schema import ADMISSION_LOG_SCHEMA, QUARANTINE_SCHEMA, QUESTION_SCHEMA, RAW_SCHEMA
 from oracleproto.corpus.sources import RAW_COLUMNS, SourceError, open_source
+from oracleproto.io import (
+    atomic_path,
+    json_text,
+    read_parquet,
+    write_json,
+    write_parquet,
+    write_parquet_parts,
+)
+from oracleproto.parallel import ordered_map
+from oracleproto.schema import (
+    ADMISSION_LOG_SCHEMA,
+    QUARANTINE_SCHEMA,
+    QUESTION_SCHEMA,
+    RAW_SCHEMA,
+)
 
 RAW_ROWS = Path("raw/rows.parquet")
 RAW_SOURCE = Path("raw/source.json")

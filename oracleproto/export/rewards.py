@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from oracleproto.scoring import exam_score
 from oracleproto.parse import parse_answer
+from oracleproto.scoring import exam_score
 
 # What the parser needs besides the text; the RL export puts these into extra_info.
 QUESTION_KEYS = ("question_type", "options", "choice_type")

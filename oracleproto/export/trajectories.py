@@ -31,14 +31,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from oracleproto.admission import split_name
-from oracleproto.harness.react import prediction_cutoff
-from oracleproto.harness.settings import BASELINE_PREFIX
+from oracleproto.admission import prediction_cutoff, split_name
 from oracleproto.errors import OracleProtoError
-from oracleproto.io import METADATA_KEY, read_parquet, write_json, write_parquet, write_text
-from oracleproto.scoring import exam_scores
+from oracleproto.harness.settings import BASELINE_PREFIX
+from oracleproto.io import (
+    METADATA_KEY,
+    read_parquet,
+    write_json,
+    write_parquet,
+    write_text,
+)
 from oracleproto.params import section
-from oracleproto.prompts import ProtocolSwitches, PromptQuestion, render_user_prompt, templates_from_schema
+from oracleproto.prompts import (
+    PromptQuestion,
+    ProtocolSwitches,
+    render_user_prompt,
+    templates_from_schema,
+)
+from oracleproto.scoring import exam_scores
 
 SFT_MODES = ("correct", "all", "best_of_n")
 ROLES = ("system", "user", "assistant", "tool")
@@ -537,8 +547,8 @@ def export_settings(params: Mapping[str, Any]) -> ExportSettings:
     export = section(params, "export")
     if "evaluate" not in params:
         return ExportSettings.from_params(export)
+    from oracleproto.harness.plan import settings_from_params
     from oracleproto.harness.settings import SettingsError
-    from oracleproto.harness.evaluate import settings_from_params
 
     try:
         evaluation = settings_from_params(section(params, "evaluate"), section(params, "admit").get("delta_days", 1))

@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 from bm25s.stopwords import STOPWORDS_EN
 
+from oracleproto.errors import OracleProtoError
 from oracleproto.harness.detector import LeakDetector, screened_outcome
 from oracleproto.harness.replay import CallCache, CallContext
 from oracleproto.harness.search import (
@@ -38,7 +39,6 @@ from oracleproto.harness.search import (
     truncate,
 )
 from oracleproto.harness.settings import SettingsError
-from oracleproto.errors import OracleProtoError
 from oracleproto.io import SourceReadError, read_table
 
 ARCHIVE_COLUMNS = ("doc_id", "url", "title", "published_date", "content")

@@ -44,7 +44,12 @@ from oracleproto.harness.faults import (
 )
 from oracleproto.harness.llm import ChannelMeter
 from oracleproto.harness.replay import CallCache, CallContext
-from oracleproto.harness.search import SearchHit, SearchOutcome, SearchSettings, record_or_replay
+from oracleproto.harness.search import (
+    SearchHit,
+    SearchOutcome,
+    SearchSettings,
+    record_or_replay,
+)
 from oracleproto.harness.settings import SettingsError, read_key
 
 log = logging.getLogger(__name__)

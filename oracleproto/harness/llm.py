@@ -45,7 +45,13 @@ from oracleproto.harness.faults import (
     parse_retry_after,
 )
 from oracleproto.harness.replay import CallCache, CallContext
-from oracleproto.harness.settings import ONLINE_SUFFIX, SECRETS, Endpoint, ModelSpec, Sampling
+from oracleproto.harness.settings import (
+    ONLINE_SUFFIX,
+    SECRETS,
+    Endpoint,
+    ModelSpec,
+    Sampling,
+)
 
 WEB_SEARCH = "web_search"
 LLM_CHANNEL = "llm"

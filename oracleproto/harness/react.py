@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from oracleproto import prompts
+from oracleproto.admission import prediction_cutoff
 from oracleproto.harness.faults import AuthError, CallError
 from oracleproto.harness.llm import WEB_SEARCH, ChatResult, encode_json
 from oracleproto.harness.replay import CallContext
@@ -50,11 +51,6 @@ def _lock_tool_schema(tool: Mapping[str, Any]) -> None:
 
 
 _lock_tool_schema(WEB_SEARCH_TOOL)  # checked at import, and not removable by python -O
-
-
-def prediction_cutoff(end_time: dt.date, delta_days: int) -> dt.date:
-    """χ = τ − δ."""
-    return end_time - dt.timedelta(days=delta_days)
 
 
 class ChatModel(Protocol):

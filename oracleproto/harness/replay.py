@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from oracleproto.harness.faults import AUTH, CallError
 from oracleproto.errors import OracleProtoError
+from oracleproto.harness.faults import AUTH, CallError
 
 CacheMode = Literal["record", "replay", "off"]
 CACHE_MODES: tuple[str, ...] = ("record", "replay", "off")

@@ -42,7 +42,13 @@ from oracleproto.harness.faults import (
     classify,
     retry_after_of,
 )
-from oracleproto.harness.keypool import AllKeysExhausted, KeyLease, KeyPool, read_keys, shared_pool
+from oracleproto.harness.keypool import (
+    AllKeysExhausted,
+    KeyLease,
+    KeyPool,
+    read_keys,
+    shared_pool,
+)
 from oracleproto.harness.replay import CallCache, CallContext
 from oracleproto.harness.search import (
     ALL_KEYS_EXHAUSTED,

@@ -543,7 +543,11 @@ def publish(plan: ReleasePlan, token: str) -> Published:
     HubError naming the step; the token never appears in a message."""
     import httpx2  # huggingface_hub's HTTP client
     from huggingface_hub import HfApi
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled, RepositoryNotFoundError
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+    )
 
     if offline_mode():
         raise HubError("publishing needs the Hub but HF_HUB_OFFLINE is set: unset it, or use --dry-run")

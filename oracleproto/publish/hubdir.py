@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oracleproto.publish import hub
 from oracleproto.corpus.build import table_metadata
 from oracleproto.io import SourceReadError, read_parquet
 from oracleproto.params import ParamsError
+from oracleproto.publish import hub
 
 OPENAI_REPO_PATH = "openai/sft.jsonl"
 

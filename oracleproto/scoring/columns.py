@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from oracleproto.scoring.sets import letter_set_codes, letter_set_masks
 from oracleproto.schema import CHOICE_TYPES, CUTOFF_SKIP, ERROR_KINDS, QUESTION_TYPES
+from oracleproto.scoring.sets import letter_set_codes, letter_set_masks
 
 
 def _bools(array: pa.Array | pa.ChunkedArray) -> np.ndarray:

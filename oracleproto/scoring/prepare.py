@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from oracleproto.schema import CHOICE_TYPES, QUESTION_TYPES
 from oracleproto.scoring.columns import trial_columns
 from oracleproto.scoring.sets import MAX_OPTIONS, lowest_letter, set_size
 from oracleproto.scoring.trial_scores import (
@@ -24,7 +25,6 @@ from oracleproto.scoring.trial_scores import (
     hamming_from_masks,
     tversky_from_masks,
 )
-from oracleproto.schema import CHOICE_TYPES, QUESTION_TYPES
 
 BUCKETS = ("yes_no", "binary_named", "mc")  # the composite's buckets (Eq. 19)
 SLICES = ("yes_no", "binary_named", "mc", "mc_single", "mc_multi")  # table rows

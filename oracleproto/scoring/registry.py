@@ -13,7 +13,11 @@ from functools import cached_property
 import numpy as np
 
 from oracleproto.scoring.prepare import BUCKETS, TrialData
-from oracleproto.scoring.probabilistic import BeliefStats, adjusted_brier_index, reliability_bins
+from oracleproto.scoring.probabilistic import (
+    BeliefStats,
+    adjusted_brier_index,
+    reliability_bins,
+)
 
 DEFAULT_WEIGHTS: Mapping[str, float] = {"yes_no": 0.15, "binary_named": 0.15, "mc": 0.70}
 

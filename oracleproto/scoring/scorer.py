@@ -17,14 +17,39 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from oracleproto.io import SourceReadError, read_table, write_csv, write_json, write_parquet, write_text
-from oracleproto.scoring.prepare import BUCKETS, SLICES, prepare
-from oracleproto.scoring.probabilistic import RELIABILITY_BINS, belief_stats, reliability_bins
-from oracleproto.scoring.registry import DEFAULT_WEIGHTS, METRICS, ScoreContext, compute_all, model_mean, safe_ratio
-from oracleproto.scoring.sets import format_letter_set
-from oracleproto.scoring.statistics import DEFAULT_BOOTSTRAP, DEFAULT_SEED, HEADLINES, SIGNIFICANCE, Statistics, bootstrap
-from oracleproto.scoring.validate import validate_trials
+from oracleproto.io import (
+    SourceReadError,
+    read_table,
+    write_csv,
+    write_json,
+    write_parquet,
+    write_text,
+)
 from oracleproto.schema import TRIAL_CORE_SCHEMA
+from oracleproto.scoring.prepare import BUCKETS, SLICES, prepare
+from oracleproto.scoring.probabilistic import (
+    RELIABILITY_BINS,
+    belief_stats,
+    reliability_bins,
+)
+from oracleproto.scoring.registry import (
+    DEFAULT_WEIGHTS,
+    METRICS,
+    ScoreContext,
+    compute_all,
+    model_mean,
+    safe_ratio,
+)
+from oracleproto.scoring.sets import format_letter_set
+from oracleproto.scoring.statistics import (
+    DEFAULT_BOOTSTRAP,
+    DEFAULT_SEED,
+    HEADLINES,
+    SIGNIFICANCE,
+    Statistics,
+    bootstrap,
+)
+from oracleproto.scoring.validate import validate_trials
 
 TERTILES = ("easy", "medium", "hard")
 

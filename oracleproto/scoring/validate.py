@@ -18,9 +18,14 @@ import pyarrow as pa
 from pandera.errors import SchemaErrors
 
 from oracleproto.errors import OracleProtoError
+from oracleproto.schema import (
+    CHOICE_TYPES,
+    ERROR_KINDS,
+    QUESTION_TYPES,
+    TRIAL_CORE_SCHEMA,
+)
 from oracleproto.scoring.columns import TrialColumns, trial_columns
 from oracleproto.scoring.sets import MAX_OPTIONS, full_mask, set_size
-from oracleproto.schema import CHOICE_TYPES, ERROR_KINDS, QUESTION_TYPES, TRIAL_CORE_SCHEMA
 
 BELIEF_FIELD = pa.field("belief", pa.list_(pa.float64()))
 MAX_ROWS_NAMED = 3  # offending rows quoted per rule

@@ -9,7 +9,14 @@ model calls is kept, so a forced re-run replays instead of paying again).
 import shutil
 from pathlib import Path
 
-from oracleproto.harness.evaluate import MANIFEST_FILE, TRIALS_FILE, evaluate, plan_from_params, prune_run_dir, run_dir_for
+from oracleproto.harness.evaluate import evaluate
+from oracleproto.harness.plan import (
+    MANIFEST_FILE,
+    TRIALS_FILE,
+    plan_from_params,
+    prune_run_dir,
+    run_dir_for,
+)
 from oracleproto.io import atomic_path
 from oracleproto.params import load_params
 from oracleproto.stages import run_stage

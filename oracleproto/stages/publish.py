@@ -3,9 +3,9 @@
 Uploading is not a stage: `oracleproto publish --hub-dir hub --repo-id ORG/NAME --tag vX.Y.Z`.
 """
 
+from oracleproto.params import load_params, section
 from oracleproto.publish import hub
 from oracleproto.publish.hubdir import Layout, PublishParams, build
-from oracleproto.params import load_params, section
 from oracleproto.stages import run_stage
 
 

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from oracleproto.scoring.scorer import options_from_params, score_file, write_outputs
 from oracleproto.params import load_params, section
+from oracleproto.scoring.scorer import options_from_params, score_file, write_outputs
 from oracleproto.stages import run_stage
 
 TRIALS = Path("data") / "eval" / "trials.parquet"

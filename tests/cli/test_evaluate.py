@@ -8,6 +8,7 @@ from typer.testing import CliRunner
 from oracleproto.cli import app
 from oracleproto.io import write_parquet
 from oracleproto.schema import QUESTION_SCHEMA
+from tests.harness.test_evaluate_run import make_questions
 from tests.servers.openai_server import (
     BOXED_EXAMPLE,
     OpenAIServer,
@@ -16,7 +17,6 @@ from tests.servers.openai_server import (
     first_user_text,
     status_fault,
 )
-from tests.harness.test_evaluate_run import make_questions
 
 runner = CliRunner()
 KEY = "sk-cli-test-0123456789abcdef0123"
@@ -120,8 +120,8 @@ def test_httpx_transport_gives_the_same_answers(split, tmp_path):
 
 
 def test_tavily_and_llm_detector_from_the_environment(split, tmp_path):
-    from tests.servers.tavily_server import TavilyStub, result
     from tests.harness.test_evaluate_stack import judge, researcher
+    from tests.servers.tavily_server import TavilyStub, result
 
     directory, params = split
     events = [r["event"] for r in make_questions(6).to_pylist()]

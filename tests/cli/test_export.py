@@ -5,7 +5,12 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleproto.cli import app
-from tests.export.test_trajectories import questions_table, trial, trials_table, write_splits
+from tests.export.test_trajectories import (
+    questions_table,
+    trial,
+    trials_table,
+    write_splits,
+)
 
 runner = CliRunner()
 

@@ -15,8 +15,8 @@ from huggingface_hub import constants as hf_constants
 from typer.testing import CliRunner
 
 from oracleproto.cli import app
-from oracleproto.publish.hub import build_hub, card_header, configs_yaml, split_file
 from oracleproto.io import write_parquet
+from oracleproto.publish.hub import build_hub, card_header, configs_yaml, split_file
 from oracleproto.schema import QUESTION_SCHEMA
 
 runner = CliRunner()

@@ -7,8 +7,12 @@ import pytest
 
 import oracleproto.corpus.build as build_module
 from oracleproto.corpus.build import build, table_metadata
+from oracleproto.corpus.validation import (
+    Failure,
+    QuestionTableError,
+    validate_questions,
+)
 from oracleproto.params import load_params
-from oracleproto.corpus.validation import Failure, QuestionTableError, validate_questions
 
 PAPER_MODELS = {
     "deepseek/deepseek-v3.2-exp", "z-ai/glm-5", "qwen/qwen3.5-flash",

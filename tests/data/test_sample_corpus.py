@@ -12,8 +12,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from oracleproto.letters import split_answer
 from oracleproto.corpus.sources.futurex import parse_futurex
+from oracleproto.letters import split_answer
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "data" / "sample"
 SAMPLE_PATH = SAMPLE_DIR / "futurex_sample.jsonl"

@@ -13,7 +13,12 @@ import pytest
 
 from oracleproto.export import trajectories as ex
 from oracleproto.io import write_parquet
-from oracleproto.prompts import DEFAULT_TEMPLATES, PromptQuestion, ProtocolSwitches, render_user_prompt
+from oracleproto.prompts import (
+    DEFAULT_TEMPLATES,
+    PromptQuestion,
+    ProtocolSwitches,
+    render_user_prompt,
+)
 from oracleproto.schema import QUESTION_SCHEMA, TRIAL_SCHEMA
 
 TAU = dt.date(2026, 3, 12)
@@ -378,10 +383,12 @@ def test_on_a_real_evaluation_rl_prompts_equal_the_evaluation_prompts_and_reward
     """Run the evaluator (loopback model, in-process search) on a train split, then export:
     every RL prompt is byte-identical to the first message the model saw, and on every
     trial the verl reward of the raw output equals the scorer's exam score of the trial."""
-    from oracleproto.harness.settings import ModelSpec
-    from oracleproto.harness.evaluate import EvalJob, QuestionSet, evaluate, settings_from_params
-    from oracleproto.scoring import exam_scores
     from oracleproto.export.rewards import compute_score
+    from oracleproto.harness.evaluate import evaluate
+    from oracleproto.harness.plan import settings_from_params
+    from oracleproto.harness.questions import EvalJob, QuestionSet
+    from oracleproto.harness.settings import ModelSpec
+    from oracleproto.scoring import exam_scores
     from tests.harness.fakes import FakeSearch
     from tests.servers.openai_server import OpenAIServer, SearchThenAnswer
 

@@ -12,7 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oracleproto.harness.archive import ArchiveError, build_index, load_index, query_tokens
+from oracleproto.harness.archive import (
+    ArchiveError,
+    build_index,
+    load_index,
+    query_tokens,
+)
 from oracleproto.harness.replay import CallCache, CallContext
 from oracleproto.harness.search import SearchSettings, make_backend
 from oracleproto.harness.settings import SettingsError

@@ -3,7 +3,12 @@ import collections
 import pytest
 
 from oracleproto.harness import baselines
-from oracleproto.harness.baselines import BaseRates, baseline_indices, boxed_answer, uniform_indices
+from oracleproto.harness.baselines import (
+    BaseRates,
+    baseline_indices,
+    boxed_answer,
+    uniform_indices,
+)
 from oracleproto.parse import parse_answer
 
 

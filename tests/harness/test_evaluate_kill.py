@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 
 from oracleproto.io import write_parquet
 from oracleproto.schema import QUESTION_SCHEMA
-from tests.servers.openai_server import OpenAIServer, SearchThenAnswer
 from tests.harness.test_evaluate_run import make_questions
+from tests.servers.openai_server import OpenAIServer, SearchThenAnswer
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-kill-test-0123456789abcdef0123"

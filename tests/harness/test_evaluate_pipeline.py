@@ -6,10 +6,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import oracleproto.stages.evaluate as stage
-from oracleproto.harness.settings import SettingsError
-from oracleproto.harness.evaluate import EvaluationError, plan_from_params
-from oracleproto.io import write_parquet
+from oracleproto.harness.plan import plan_from_params
+from oracleproto.harness.questions import EvaluationError
 from oracleproto.harness.runstore import RunStore
+from oracleproto.harness.settings import SettingsError
+from oracleproto.io import write_parquet
 from oracleproto.schema import QUESTION_SCHEMA
 from tests.harness.test_evaluate_run import make_questions
 

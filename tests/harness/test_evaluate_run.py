@@ -11,24 +11,25 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from oracleproto.harness.settings import Budgets, EvalSettings, ModelSpec, SettingsError
-from oracleproto.harness.evaluate import (
-    EvalJob,
-    EvaluationAborted,
-    EvaluationError,
-    QuestionSet,
-    admissible,
-    evaluate,
-    model_spec_from_entry,
-    settings_from_params,
-)
-from oracleproto.io import write_parquet
-from oracleproto.scoring.scorer import score_file, summary
-from oracleproto.prompts import BELIEF_PROTOCOL, ProtocolSwitches, text_hash16
+from oracleproto.admission import admissible
+from oracleproto.harness.evaluate import EvaluationAborted, evaluate
+from oracleproto.harness.plan import model_spec_from_entry, settings_from_params
+from oracleproto.harness.questions import EvalJob, EvaluationError, QuestionSet
 from oracleproto.harness.runstore import RunStore, RunStoreError
+from oracleproto.harness.settings import Budgets, EvalSettings, ModelSpec, SettingsError
+from oracleproto.io import write_parquet
+from oracleproto.prompts import BELIEF_PROTOCOL, ProtocolSwitches, text_hash16
 from oracleproto.schema import QUESTION_SCHEMA, TRIAL_SCHEMA
+from oracleproto.scoring.scorer import score_file, summary
 from tests.harness.fakes import FakeSearch
-from tests.servers.openai_server import Fault, FaultStorm, OpenAIServer, SearchThenAnswer, first_user_text, status_fault
+from tests.servers.openai_server import (
+    Fault,
+    FaultStorm,
+    OpenAIServer,
+    SearchThenAnswer,
+    first_user_text,
+    status_fault,
+)
 
 KEY = "sk-fake-e2e-KEY-5f1d2c3b4a596877"
 SETTINGS = EvalSettings(search_backend="archive", archive_path="unused-by-fake", detector="off")

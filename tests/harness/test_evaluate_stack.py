@@ -15,17 +15,25 @@ import re
 import pyarrow.parquet as pq
 
 from oracleproto.harness.detector import DetectorSettings, LeakDetector
+from oracleproto.harness.evaluate import evaluate
 from oracleproto.harness.keypool import KeyPool
+from oracleproto.harness.questions import EvalJob, QuestionSet
 from oracleproto.harness.search import SearchSettings, make_backend
 from oracleproto.harness.settings import EvalSettings, ModelSpec, Sampling
 from oracleproto.harness.tavily import TavilyBackend
-from oracleproto.harness.evaluate import EvalJob, QuestionSet, evaluate
 from oracleproto.io import write_parquet
 from oracleproto.schema import QUESTION_SCHEMA
-from tests.servers.openai_server import Fault as ModelFault
-from tests.servers.openai_server import FaultStorm, InOrder, OpenAIServer, content_reply, status_fault, tool_call_reply
-from tests.servers.tavily_server import Fault, TavilyStub, result
 from tests.harness.test_evaluate_run import MULTI_GOLDS, make_questions
+from tests.servers.openai_server import Fault as ModelFault
+from tests.servers.openai_server import (
+    FaultStorm,
+    InOrder,
+    OpenAIServer,
+    content_reply,
+    status_fault,
+    tool_call_reply,
+)
+from tests.servers.tavily_server import Fault, TavilyStub, result
 
 MODEL_KEY = "sk-stack-model-KEY-0123456789abcd"
 TAVILY_KEYS = ("tvly-stack-key-one-0123456789", "tvly-stack-key-two-0123456789")

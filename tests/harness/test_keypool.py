@@ -1,6 +1,11 @@
 import pytest
 
-from oracleproto.harness.keypool import AllKeysExhausted, KeyPool, read_keys, shared_pool
+from oracleproto.harness.keypool import (
+    AllKeysExhausted,
+    KeyPool,
+    read_keys,
+    shared_pool,
+)
 from oracleproto.harness.settings import SECRETS, SettingsError
 
 

@@ -18,7 +18,13 @@ from oracleproto.harness.llm import (
 from oracleproto.harness.react import WEB_SEARCH_TOOL
 from oracleproto.harness.replay import CallCache, CallContext, ReplayMissError
 from oracleproto.harness.settings import Endpoint, ModelSpec, Sampling, SettingsError
-from tests.servers.openai_server import Fault, OpenAIServer, SearchThenAnswer, content_reply, status_fault
+from tests.servers.openai_server import (
+    Fault,
+    OpenAIServer,
+    SearchThenAnswer,
+    content_reply,
+    status_fault,
+)
 
 KEY = "sk-test-KEY-0123456789abcdef"
 SPEC = ModelSpec(label="m", slug="vendor/chat-model")

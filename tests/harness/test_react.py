@@ -8,9 +8,21 @@ import pytest
 
 from oracleproto.harness import react
 from oracleproto.harness.faults import AuthError
-from oracleproto.harness.react import WEB_SEARCH_TOOL, LoopConfig, TrialQuestion, run_react
+from oracleproto.harness.react import (
+    WEB_SEARCH_TOOL,
+    LoopConfig,
+    TrialQuestion,
+    run_react,
+)
 from oracleproto.harness.settings import Budgets, ModelSpec
-from tests.harness.fakes import FakeSearch, ScriptedModel, call_error, calls, say, search_call
+from tests.harness.fakes import (
+    FakeSearch,
+    ScriptedModel,
+    call_error,
+    calls,
+    say,
+    search_call,
+)
 
 TAU = dt.date(2026, 3, 12)
 CHI = dt.date(2026, 3, 11)

@@ -3,7 +3,13 @@ import asyncio
 import pytest
 
 from oracleproto.harness.faults import CallError
-from oracleproto.harness.replay import CallCache, CallContext, ReplayMissError, call_key, canonical_json
+from oracleproto.harness.replay import (
+    CallCache,
+    CallContext,
+    ReplayMissError,
+    call_key,
+    canonical_json,
+)
 
 CTX = CallContext("m", "q1", 1, 2, 3)
 

@@ -4,7 +4,12 @@ import hashlib
 import pyarrow.parquet as pq
 import pytest
 
-from oracleproto.harness.runstore import RunStore, RunStoreError, export_trials, store_filename
+from oracleproto.harness.runstore import (
+    RunStore,
+    RunStoreError,
+    export_trials,
+    store_filename,
+)
 from oracleproto.schema import CUTOFF_SKIP, TRIAL_SCHEMA
 
 

@@ -11,12 +11,13 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from oracleproto.publish import hub
 from oracleproto.corpus.build import build as build_corpus
 from oracleproto.export.trajectories import ExportSettings, run_export
 from oracleproto.io import write_json, write_parquet
+from oracleproto.publish import hub
+from oracleproto.publish.hubdir import Layout, PublishParams
+from oracleproto.publish.hubdir import build as build_hub_folder
 from oracleproto.schema import QUESTION_SCHEMA, TRIAL_SCHEMA
-from oracleproto.publish.hubdir import Layout, PublishParams, build as build_hub_folder
 
 CARDS = Path(__file__).resolve().parents[2] / "cards"
 QUESTIONS = [

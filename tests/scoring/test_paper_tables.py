@@ -7,7 +7,11 @@ bucket is the question-weighted pool of its two slices (METRICS.md, Eq. 19).
 import numpy as np
 import pytest
 
-from oracleproto.scoring.registry import DEFAULT_WEIGHTS, composite_from_bucket_means, per_correct_cost
+from oracleproto.scoring.registry import (
+    DEFAULT_WEIGHTS,
+    composite_from_bucket_means,
+    per_correct_cost,
+)
 
 TABLE4 = {  # yes/no, binary, MC single, MC multi
     "DeepSeek-V3.2-Exp": (0.6261, 0.8889, 0.5938, 0.2986),

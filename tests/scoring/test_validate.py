@@ -6,7 +6,12 @@ import pyarrow as pa
 import pytest
 
 from oracleproto.scoring.scorer import read_trials, score_table
-from oracleproto.scoring.validate import RULES, TrialSchema, TrialTableError, validate_trials
+from oracleproto.scoring.validate import (
+    RULES,
+    TrialSchema,
+    TrialTableError,
+    validate_trials,
+)
 
 
 def row(**changes):

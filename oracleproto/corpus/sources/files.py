@@ -17,10 +17,16 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from oracleproto.corpus.sources import (
+    SourceData,
+    SourceError,
+    as_text,
+    raw_table,
+    register_source,
+)
+from oracleproto.corpus.sources.futurex import parse_futurex
 from oracleproto.io import SourceReadError, read_jsonl, sha256_file
 from oracleproto.parallel import ordered_map
-from oracleproto.corpus.sources import SourceData, SourceError, as_text, raw_table, register_source
-from oracleproto.corpus.sources.futurex import parse_futurex
 
 BATCH_ROWS = 50_000
 SAMPLE_PATH = Path("data/sample/futurex_sample.jsonl")

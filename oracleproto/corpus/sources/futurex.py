@@ -189,7 +189,10 @@ def _gold_letters(gt: pa.ListArray, options: pa.ListArray) -> tuple[pa.Array, pa
 
 def parse_futurex(batch: pa.Table, first_row: int = 0) -> pa.Table:
     """Raw FutureX rows → the raw-row contract (see ``oracleproto.corpus.sources.raw_table``)."""
-    from oracleproto.corpus.sources import as_text, raw_table  # local: the package imports this module
+    from oracleproto.corpus.sources import (  # local: the package imports this module
+        as_text,
+        raw_table,
+    )
 
     n = batch.num_rows
     prompt = batch.column("prompt").combine_chunks() if n else pa.array([], pa.string())

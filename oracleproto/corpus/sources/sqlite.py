@@ -12,9 +12,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from oracleproto.io import sha256_file
 from oracleproto.corpus.sources import SourceData, SourceError, register_source
 from oracleproto.corpus.sources.files import raw_batches
+from oracleproto.io import sha256_file
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _COLUMNS = ("id", "choice_type", "question_type", "event", "options", "answer", "end_time")

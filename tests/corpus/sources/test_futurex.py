@@ -5,7 +5,11 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracleproto.corpus.sources.futurex import ground_truth_literal, parse_futurex, render_prompt
+from oracleproto.corpus.sources.futurex import (
+    ground_truth_literal,
+    parse_futurex,
+    render_prompt,
+)
 
 
 def _row(i, event, options, qtype, answer, end="2025-01-02", **extra):

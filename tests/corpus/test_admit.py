@@ -3,7 +3,8 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
-from oracleproto.admission import AdmissionConfig, AdmissionError, admission_log, parse_cutoff, split_sets, summary
+from oracleproto.admission import AdmissionError, parse_cutoff
+from oracleproto.corpus.admit import AdmissionConfig, admission_log, split_sets, summary
 
 D = dt.date
 

@@ -1,0 +1,95 @@
+"""The run manifest (paper Table 22's hash chain + the redacted config snapshot) and the
+fingerprints that decide whether two runs may resume each other."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from oracleproto import SCHEMA_VERSION
+from oracleproto.harness.questions import EvalJob
+from oracleproto.harness.replay import canonical_json
+from oracleproto.harness.runstore import store_filename
+from oracleproto.harness.settings import EvalSettings, resume_fingerprint
+from oracleproto.prompts import text_hash16
+
+
+def detector_snapshot(settings: EvalSettings, env: Mapping[str, str], searching: bool) -> dict[str, Any] | None:
+    """The LLM leak detector's snapshot fields (model, prompt hash, call parameters), or None."""
+    if not searching or settings.detector != "llm" or not settings.search_enabled:
+        return None
+    from oracleproto.harness.detector import DetectorSettings
+
+    return DetectorSettings.from_env(env, require_endpoint=False).snapshot()
+
+
+def detector_fingerprint(settings: EvalSettings) -> str | None:
+    if settings.detector != "llm" or not settings.search_enabled:
+        return None
+    from oracleproto.harness.detector import detector_prompt_hash
+
+    return detector_prompt_hash()
+
+
+def job_fingerprint(job: EvalJob, snapshot: Mapping[str, Any], settings: EvalSettings) -> dict[str, Any]:
+    fingerprint = resume_fingerprint(snapshot)
+    return {
+        "settings": fingerprint["settings"],
+        "model": next(m for m in fingerprint["models"] if m["label"] == job.label),
+        "questions": job.questions.fingerprint(),
+        "train": job.train.fingerprint() if job.train else None,
+        "reflection_protocol_hash": text_hash16(settings.protocols.reflection_text),
+        "belief_protocol_hash": text_hash16(settings.protocols.belief_text),
+        "leak_detector_prompt_hash": detector_fingerprint(settings),
+    }
+
+
+def build_manifest(
+    jobs: Sequence[EvalJob],
+    settings: EvalSettings,
+    snapshot: Mapping[str, Any],
+    counts: Mapping[str, Mapping[str, int]] | None = None,
+    trials: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    sources: dict[str, Any] = {}
+    for job in jobs:
+        for qs in (job.questions, job.train):
+            if qs is not None:
+                sources[qs.path] = qs.fingerprint()
+    models = {
+        job.label: {
+            "slug": job.spec.slug,
+            "cutoff": job.spec.cutoff.isoformat() if job.spec.cutoff else None,
+            "questions": job.questions.path,
+            "train": job.train.path if job.train else None,
+            "store": f"db/{store_filename(job.label)}",
+            **({"counts": dict(counts[job.label])} if counts and job.label in counts else {}),
+        }
+        for job in sorted(jobs, key=lambda j: j.label)
+    }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "budgets": snapshot["settings"]["budgets"],
+        "models": models,
+        "hash_chain": {
+            "sources": sources,
+            "reflection_protocol_hash": text_hash16(settings.protocols.reflection_text),
+            "belief_protocol_hash": text_hash16(settings.protocols.belief_text),
+            "leak_detector_prompt_hash": detector_fingerprint(settings),
+            "config_snapshot_hash": hashlib.sha256(canonical_json(snapshot).encode()).hexdigest(),
+        },
+        "config_snapshot": snapshot,
+        "trials": dict(trials) if trials else None,
+    }
+
+
+def run_key(jobs: Sequence[EvalJob], settings: EvalSettings, snapshot: Mapping[str, Any]) -> str:
+    """12 hex characters naming a run by everything that shapes its trials.
+
+    Two runs with the same key may resume each other; a changed param or input gives a
+    new key (so a DVC re-run after a param change starts fresh instead of failing).
+    """
+    fingerprints = [job_fingerprint(job, snapshot, settings) for job in sorted(jobs, key=lambda j: j.label)]
+    return hashlib.sha256(canonical_json(fingerprints).encode()).hexdigest()[:12]
+

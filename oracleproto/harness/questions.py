@@ -1,0 +1,142 @@
+"""The questions an evaluation runs on: a question table read and checked, with the prompt
+templates and fingerprints it travels with, and the jobs (a model + its question set)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from oracleproto.errors import OracleProtoError
+from oracleproto.harness.react import TrialQuestion
+from oracleproto.harness.replay import canonical_json
+from oracleproto.harness.settings import ModelSpec
+from oracleproto.io import SourceReadError, read_table, sha256_file
+from oracleproto.prompts import (
+    PromptQuestion,
+    TemplateError,
+    prompt_templates_hash,
+    templates_from_schema,
+)
+from oracleproto.schema import CHOICE_TYPES, QUESTION_SCHEMA, QUESTION_TYPES
+
+
+class EvaluationError(OracleProtoError, ValueError):
+    """Bad evaluation input (questions, jobs, settings); raised before any work starts."""
+
+
+@dataclass(frozen=True)
+class QuestionRecord:
+    q_id: str
+    question_type: str
+    choice_type: str
+    event: str
+    options: tuple[str, ...]
+    answer: str
+    end_time: dt.date
+
+    def prompt_view(self) -> PromptQuestion:
+        """What the renderer may see: everything but the answer."""
+        return PromptQuestion(self.q_id, self.question_type, self.choice_type, self.event, self.options, self.end_time)
+
+    def loop_view(self) -> TrialQuestion:
+        return TrialQuestion(self.q_id, self.question_type, self.choice_type, self.options, self.end_time)
+
+
+def question_records(table: pa.Table, source: str) -> list[QuestionRecord]:
+    """Rows of a question table, checked for what evaluation relies on, sorted by id."""
+    missing = [name for name in QUESTION_SCHEMA.names if name not in table.column_names]
+    if missing:
+        raise EvaluationError(f"{source}: question table lacks column(s) {missing}")
+    try:
+        table = table.select(QUESTION_SCHEMA.names).cast(QUESTION_SCHEMA.remove_metadata())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise EvaluationError(f"{source}: columns do not match the question schema: {exc}") from exc
+    records = []
+    seen: set[str] = set()
+    for index, row in enumerate(table.to_pylist()):
+        where = f"{source}: row {index} (id {row['id']!r})"
+        if row["id"] in seen:
+            raise EvaluationError(f"{where}: duplicate id")
+        seen.add(row["id"])
+        if row["question_type"] not in QUESTION_TYPES:
+            raise EvaluationError(f"{where}: question_type {row['question_type']!r} is not one of {QUESTION_TYPES}")
+        if row["choice_type"] not in CHOICE_TYPES:
+            raise EvaluationError(f"{where}: choice_type {row['choice_type']!r} is not one of {CHOICE_TYPES}")
+        if len(row["options"]) < 2:
+            raise EvaluationError(f"{where}: needs at least 2 options")
+        records.append(
+            QuestionRecord(
+                row["id"], row["question_type"], row["choice_type"], row["event"], tuple(row["options"]), row["answer"], row["end_time"]
+            )
+        )
+    return sorted(records, key=lambda r: r.q_id)
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    """A question table with the templates and fingerprints it travels with."""
+
+    path: str
+    records: tuple[QuestionRecord, ...]
+    templates: dict[str, str]
+    templates_from_corpus: bool
+    source_hash: str
+    metadata_hash: str | None
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> QuestionSet:
+        try:
+            table = read_table(path)
+        except SourceReadError as exc:
+            raise EvaluationError(str(exc)) from exc
+        try:
+            templates, from_corpus = templates_from_schema(table.schema)
+        except TemplateError as exc:
+            raise EvaluationError(f"{path}: {exc}") from exc
+        raw_meta = (table.schema.metadata or {}).get(b"oracleproto")
+        metadata_hash = None
+        if raw_meta is not None:
+            try:
+                metadata_hash = hashlib.sha256(canonical_json(json.loads(raw_meta)).encode()).hexdigest()
+            except json.JSONDecodeError:
+                metadata_hash = hashlib.sha256(raw_meta).hexdigest()
+        return cls(
+            path=str(path),
+            records=tuple(question_records(table, str(path))),
+            templates=templates,
+            templates_from_corpus=from_corpus,
+            source_hash=sha256_file(path),
+            metadata_hash=metadata_hash,
+        )
+
+    @property
+    def templates_hash(self) -> str:
+        return prompt_templates_hash(self.templates)
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "source_hash": self.source_hash,
+            "metadata_hash": self.metadata_hash,
+            "prompt_templates_hash": self.templates_hash,
+            "templates_from_corpus": self.templates_from_corpus,
+            "rows": len(self.records),
+        }
+
+
+@dataclass(frozen=True)
+class EvalJob:
+    spec: ModelSpec
+    questions: QuestionSet
+    train: QuestionSet | None = None
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
