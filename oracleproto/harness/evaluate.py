@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
@@ -40,7 +41,6 @@ import httpx
 
 from oracleproto.admission import admissible
 from oracleproto.errors import OracleProtoError
-from oracleproto.harness import baselines
 from oracleproto.harness.faults import AuthError, classify
 from oracleproto.harness.llm import (
     BrowsingBarrierError,
@@ -55,10 +55,17 @@ from oracleproto.harness.manifest import (
 )
 from oracleproto.harness.plan import CACHE_FILE, LOG_FILE, MANIFEST_FILE, TRIALS_FILE
 from oracleproto.harness.progress import EvalSummary, ProgressCallback, ProgressState
+from oracleproto.harness.providers import (
+    ModelProvider,
+    OfflineQuestion,
+    ProviderInputs,
+    offline_prefix,
+    offline_provider,
+)
 from oracleproto.harness.questions import EvalJob, EvaluationError, QuestionRecord
 from oracleproto.harness.react import LoopConfig, LoopResult, run_react
 from oracleproto.harness.replay import CallCache, CallContext, ReplayMissError
-from oracleproto.harness.rows import baseline_loop, cutoff_row, loop_row
+from oracleproto.harness.rows import cutoff_row, loop_row
 from oracleproto.harness.runstore import (
     RunStore,
     export_trials,
@@ -149,29 +156,31 @@ def check_jobs(jobs: Sequence[EvalJob]) -> None:
     if duplicates:
         raise EvaluationError(f"model label(s) {duplicates} appear twice; give each evaluated model a unique label")
     for job in jobs:
-        if job.spec.is_baseline and job.spec.baseline_name == "base_rate" and job.train is None:
+        if job.spec.slug == "baseline:base_rate" and job.train is None:
             raise EvaluationError(f"{job.label}: baseline:base_rate needs the train split of its cutoff")
 
 
 @dataclass
 class _Run:
-    """The state of one run: clients, stores, prompt and base-rate caches, progress."""
+    """The state of one run: model providers, search, stores, prompt cache, progress."""
 
     settings: EvalSettings
-    clients: dict[str, ChatClient]
+    providers: dict[str, ModelProvider]
     search: MeteredSearch | None
     stores: dict[str, RunStore]
     state: ProgressState
     progress: ProgressCallback | None
     cache: CallCache | None = None
     prompts: dict[tuple[str, str, bool], str] = field(default_factory=dict)
-    base_rates: dict[str, baselines.BaseRates] = field(default_factory=dict)
+
+    def searches(self, job: EvalJob) -> bool:
+        return self.search is not None and getattr(self.providers[job.label], "uses_tools", True)
 
     def prompt_for(self, job: EvalJob, question: QuestionRecord) -> str:
-        key = (job.questions.path, question.q_id, job.spec.is_baseline)
+        searchable = self.settings.search_enabled and getattr(self.providers[job.label], "uses_tools", True)
+        key = (job.questions.path, question.q_id, searchable)
         if key not in self.prompts:
             budgets = self.settings.budgets
-            searchable = self.settings.search_enabled and not job.spec.is_baseline
             self.prompts[key] = render_user_prompt(
                 question.prompt_view(),
                 job.questions.templates,
@@ -181,21 +190,10 @@ class _Run:
             )
         return self.prompts[key]
 
-    def base_rates_for(self, job: EvalJob) -> baselines.BaseRates | None:
-        if job.train is None:
-            return None
-        if job.train.path not in self.base_rates:
-            rows = [(r.question_type, r.choice_type, r.answer) for r in job.train.records]
-            self.base_rates[job.train.path] = baselines.BaseRates.from_rows(rows)
-        return self.base_rates[job.train.path]
-
     async def run_trial(self, job: EvalJob, question: QuestionRecord, trial: int) -> dict[str, Any]:
-        delta = self.settings.budgets.delta_days
         prompt = self.prompt_for(job, question)
-        if job.spec.is_baseline:
-            loop = baseline_loop(job, question, trial, prompt, self.settings.seed, self.base_rates_for(job))
-            return loop_row(job, question, trial, delta, loop)
-        config = LoopConfig(self.settings.budgets, self.search is not None, self.settings.protocols.belief)
+        searches = self.searches(job)
+        config = LoopConfig(self.settings.budgets, searches, self.settings.protocols.belief)
         try:
             loop = await run_react(
                 spec=job.spec,
@@ -204,8 +202,8 @@ class _Run:
                 trial=trial,
                 prompt=prompt,
                 config=config,
-                model=self.clients[job.label],
-                search=self.search,
+                model=self.providers[job.label],
+                search=self.search if searches else None,
             )
         except (AuthError, ReplayMissError, BrowsingBarrierError):
             raise
@@ -215,7 +213,7 @@ class _Run:
             loop = LoopResult(messages=[{"role": "user", "content": prompt}], tools=[], error=classify(exc))
         if loop.error:
             log.warning("trial %s/%s/%d: %s: %s", job.label, question.q_id, trial, loop.error, loop.error_message)
-        return loop_row(job, question, trial, delta, loop)
+        return loop_row(job, question, trial, self.settings.budgets.delta_days, loop)
 
     def write(self, row: Mapping[str, Any]) -> None:
         if self.cache is not None:
@@ -243,7 +241,19 @@ class _Run:
             await asyncio.gather(*workers, return_exceptions=True)
 
 
-def _attach_log(out: Path) -> logging.Handler:
+def offline_providers(jobs: Sequence[EvalJob], seed: int) -> dict[str, ModelProvider]:
+    """The in-process providers (baselines, scripted models) of ``jobs``, by label."""
+    providers = {}
+    for job in jobs:
+        if offline_prefix(job.spec.slug) is None:
+            continue
+        questions = {r.q_id: OfflineQuestion(r.question_type, r.choice_type, r.options) for r in job.questions.records}
+        train = [(r.question_type, r.choice_type, r.answer) for r in job.train.records] if job.train else None
+        providers[job.label] = offline_provider(job.spec.slug, ProviderInputs(seed, questions, train))
+    return providers
+
+
+def _attach_log(out: Path) -> Callable[[], None]:
     path = out / LOG_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
@@ -253,7 +263,120 @@ def _attach_log(out: Path) -> logging.Handler:
     logger.addHandler(handler)
     if logger.level == logging.NOTSET or logger.level > logging.INFO:
         logger.setLevel(logging.INFO)
-    return handler
+
+    def detach() -> None:
+        logger.removeHandler(handler)
+        handler.close()
+
+    return detach
+
+
+@dataclass(frozen=True)
+class _Start:
+    """What the start-up checks settle before any file is written."""
+
+    providers: dict[str, ModelProvider]  # the offline ones; API clients come with the channels
+    api_jobs: list[EvalJob]
+    endpoints: dict[str, Endpoint]
+    snapshot: dict[str, Any]
+    searching: bool  # some model will be offered web_search
+
+
+def _start(jobs: Sequence[EvalJob], settings: EvalSettings, env: Mapping[str, str]) -> _Start:
+    """Unique labels, no ``:online`` slug, every key present (unless replaying), search ready."""
+    check_jobs(jobs)
+    providers = offline_providers(jobs, settings.seed)
+    api_jobs = [job for job in jobs if job.label not in providers]
+    searching = settings.search_enabled and (bool(api_jobs) or any(getattr(p, "uses_tools", True) for p in providers.values()))
+    if searching:
+        settings.check_search_ready()
+    need_key = settings.cache_mode != "replay"
+    endpoints = {job.label: resolve_endpoint(job.spec, env, need_key=need_key) for job in api_jobs}
+    key_envs = search_key_envs(settings) if searching else []
+    snapshot = config_snapshot(settings, [job.spec for job in jobs], env, key_envs, detector_snapshot(settings, env, searching))
+    return _Start(providers, api_jobs, endpoints, snapshot, searching)
+
+
+async def _open_channels(
+    start: _Start,
+    settings: EvalSettings,
+    env: Mapping[str, str],
+    stack: contextlib.AsyncExitStack,
+    options: Mapping[str, Any],
+) -> tuple[dict[str, ModelProvider], MeteredSearch | None, CallCache | None, ChannelMeter]:
+    """The call cache, the search channel and one client per API model; ``stack`` closes them."""
+    meter = ChannelMeter()
+    if not (start.api_jobs or start.searching):
+        return dict(start.providers), None, None, meter
+    cache = CallCache(options["cache_path"], settings.cache_mode, deferred=True)
+    stack.callback(cache.close)
+    search = None
+    if start.searching:
+        factory = options["search_factory"] or functools.partial(default_search_factory, meter=meter)
+        backend = factory(cache, settings, env)
+        stack.push_async_callback(backend.aclose)
+        search = MeteredSearch(backend, asyncio.Semaphore(settings.concurrency.search), meter)
+    transport = options["transport"]
+    if start.api_jobs and transport is None:
+        transport = make_transport(options["http_transport"], max_connections=settings.concurrency.llm * 2)
+        stack.push_async_callback(transport.aclose)
+    llm_slots = asyncio.Semaphore(settings.concurrency.llm)
+    clients = {
+        job.label: ChatClient(
+            start.endpoints[job.label], settings.sampling, cache, semaphore=llm_slots, transport=transport, meter=meter, sleep=options["sleep"]
+        )
+        for job in start.api_jobs
+    }
+    return {**start.providers, **clients}, search, cache, meter
+
+
+def _plan_trials(run: _Run, jobs: Sequence[EvalJob], snapshot: Mapping[str, Any], out: Path) -> collections.deque:
+    """Open each model's run store; write cutoff rows; queue the trials still to run."""
+    settings, state = run.settings, run.state
+    pending: collections.deque[tuple[EvalJob, QuestionRecord, int]] = collections.deque()
+    delta = settings.budgets.delta_days
+    for job in sorted(jobs, key=lambda j: j.label):
+        store = RunStore(out / "db" / store_filename(job.label), job.label)
+        run.stores[job.label] = store
+        store.bind_fingerprint(job_fingerprint(job, snapshot, settings))
+        # a replay re-derives every trial from the recorded calls (it is free and offline)
+        accounted = set() if settings.cache_mode == "replay" else store.accounted()
+        for question in job.questions.records:
+            admitted = admissible(job.spec.cutoff, question.end_time, delta)
+            for trial in range(1, settings.budgets.trials + 1):
+                state.total += 1
+                if (question.q_id, trial) in accounted:
+                    state.resumed += 1
+                elif not admitted:
+                    run.write(cutoff_row(job, question, trial, delta))
+                else:
+                    pending.append((job, question, trial))
+    return pending
+
+
+def _finish(run: _Run, jobs: Sequence[EvalJob], snapshot: Mapping[str, Any], out: Path) -> EvalSummary:
+    """Export the trial table, seal the manifest and summarise."""
+    ordered = sorted(jobs, key=lambda j: j.label)
+    rows = [row for job in ordered for row in run.stores[job.label].rows()]
+    trials_path = out / TRIALS_FILE
+    export_trials(rows, trials_path)
+    counts = {
+        job.label: dict(collections.Counter(row["error"] or "ok" for row in rows if row["model"] == job.label)) for job in jobs
+    }
+    trials_meta = {"path": TRIALS_FILE, "rows": len(rows), "sha256": sha256_file(trials_path)}
+    write_manifest(build_manifest(jobs, run.settings, snapshot, counts, trials_meta), out / MANIFEST_FILE)
+    state = run.state
+    return EvalSummary(
+        out_dir=out,
+        trials_path=trials_path,
+        rows=len(rows),
+        ran=state.done,
+        resumed=state.resumed,
+        skipped_cutoff=state.skipped_cutoff,
+        parsed=state.parsed,
+        errors=dict(state.errors),
+        cost_usd=state.cost_usd,
+    )
 
 
 async def evaluate_async(
@@ -276,105 +399,29 @@ async def evaluate_async(
     connection pool).
     """
     env = os.environ if env is None else env
-    check_jobs(jobs)
+    start = _start(jobs, settings, env)
     out = Path(out_dir)
-    replaying = settings.cache_mode == "replay"
-    api_jobs = [job for job in jobs if not job.spec.is_baseline]
-    if api_jobs:
-        settings.check_search_ready()
-    endpoints: dict[str, Endpoint] = {job.label: resolve_endpoint(job.spec, env, need_key=not replaying) for job in api_jobs}
-    key_envs = search_key_envs(settings) if api_jobs else []
-    snapshot = config_snapshot(settings, [job.spec for job in jobs], env, key_envs, detector_snapshot(settings, env, bool(api_jobs)))
-
     out.mkdir(parents=True, exist_ok=True)
-    handler = _attach_log(out)
-    cache: CallCache | None = None
-    owned_transport = transport is None and bool(api_jobs)
-    backend = None
-    stores: dict[str, RunStore] = {}
-    try:
-        meter = ChannelMeter()
-        if api_jobs:
-            cache = CallCache(cache_path or out / CACHE_FILE, settings.cache_mode, deferred=True)
-            if settings.search_enabled:
-                factory = search_factory or functools.partial(default_search_factory, meter=meter)
-                backend = factory(cache, settings, env)
-        if api_jobs and transport is None:
-            transport = make_transport(http_transport, max_connections=settings.concurrency.llm * 2)
-        llm_slots = asyncio.Semaphore(settings.concurrency.llm)
-        clients = {}
-        for job in api_jobs:
-            assert cache is not None and transport is not None
-            clients[job.label] = ChatClient(
-                endpoints[job.label], settings.sampling, cache, semaphore=llm_slots, transport=transport, meter=meter, sleep=sleep
-            )
-        search = MeteredSearch(backend, asyncio.Semaphore(settings.concurrency.search), meter) if backend is not None else None
-
-        state = ProgressState(in_flight=meter.in_flight)
-        run = _Run(settings, clients, search, stores, state, progress, cache)
-        pending: collections.deque[tuple[EvalJob, QuestionRecord, int]] = collections.deque()
-        n_trials = settings.budgets.trials
-        delta = settings.budgets.delta_days
-        for job in sorted(jobs, key=lambda j: j.label):
-            store = RunStore(out / "db" / store_filename(job.label), job.label)
-            stores[job.label] = store
-            store.bind_fingerprint(job_fingerprint(job, snapshot, settings))
-            # a replay re-derives every trial from the recorded calls (it is free and offline)
-            accounted = set() if replaying else store.accounted()
-            for question in job.questions.records:
-                admitted = admissible(job.spec.cutoff, question.end_time, delta)
-                for trial in range(1, n_trials + 1):
-                    state.total += 1
-                    if (question.q_id, trial) in accounted:
-                        state.resumed += 1
-                    elif not admitted:
-                        run.write(cutoff_row(job, question, trial, delta))
-                    else:
-                        pending.append((job, question, trial))
-        write_manifest(build_manifest(jobs, settings, snapshot), out / MANIFEST_FILE)
-        log.info("evaluate: %d trial(s) planned, %d already done, %d to run", state.total, state.resumed, len(pending))
+    options = dict(cache_path=cache_path or out / CACHE_FILE, search_factory=search_factory, sleep=sleep, transport=transport, http_transport=http_transport)
+    async with contextlib.AsyncExitStack() as stack:
+        stack.callback(_attach_log(out))
+        providers, search, cache, meter = await _open_channels(start, settings, env, stack, options)
+        run = _Run(settings, providers, search, {}, ProgressState(in_flight=meter.in_flight), progress, cache)
+        stack.callback(lambda: [store.close() for store in run.stores.values()])
+        pending = _plan_trials(run, jobs, start.snapshot, out)
+        write_manifest(build_manifest(jobs, settings, start.snapshot), out / MANIFEST_FILE)
+        log.info("evaluate: %d trial(s) planned, %d already done, %d to run", run.state.total, run.state.resumed, len(pending))
         if progress is not None:
-            progress(state)
+            progress(run.state)
         try:
             await run.run_all(pending)
         except AuthError as exc:
             raise EvaluationAborted(f"authentication failed, run aborted: {exc.message}") from None
         except (ReplayMissError, BrowsingBarrierError) as exc:
             raise EvaluationAborted(f"run aborted: {SECRETS.scrub(str(exc))}") from None
-
-        rows = [row for job in sorted(jobs, key=lambda j: j.label) for row in stores[job.label].rows()]
-        trials_path = out / TRIALS_FILE
-        export_trials(rows, trials_path)
-        counts = {
-            job.label: dict(collections.Counter(row["error"] or "ok" for row in rows if row["model"] == job.label))
-            for job in jobs
-        }
-        trials_meta = {"path": TRIALS_FILE, "rows": len(rows), "sha256": sha256_file(trials_path)}
-        write_manifest(build_manifest(jobs, settings, snapshot, counts, trials_meta), out / MANIFEST_FILE)
-        summary = EvalSummary(
-            out_dir=out,
-            trials_path=trials_path,
-            rows=len(rows),
-            ran=state.done,
-            resumed=state.resumed,
-            skipped_cutoff=state.skipped_cutoff,
-            parsed=state.parsed,
-            errors=dict(state.errors),
-            cost_usd=state.cost_usd,
-        )
+        summary = _finish(run, jobs, start.snapshot, out)
         log.info("%s", summary.line())
         return summary
-    finally:
-        for store in stores.values():
-            store.close()
-        if backend is not None:
-            await backend.aclose()
-        if owned_transport and transport is not None:
-            await transport.aclose()
-        if cache is not None:
-            cache.close()
-        logging.getLogger("oracleproto").removeHandler(handler)
-        handler.close()
 
 
 def evaluate(jobs: Sequence[EvalJob], settings: EvalSettings, out_dir: str | os.PathLike[str], **kwargs: Any) -> EvalSummary:

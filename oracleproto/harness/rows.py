@@ -6,11 +6,9 @@ import json
 from typing import Any
 
 from oracleproto.admission import prediction_cutoff
-from oracleproto.harness import baselines
 from oracleproto.harness.llm import encode_json
 from oracleproto.harness.questions import EvalJob, QuestionRecord
 from oracleproto.harness.react import LoopResult
-from oracleproto.parse import parse_answer
 from oracleproto.schema import CUTOFF_SKIP
 
 
@@ -79,28 +77,3 @@ def loop_row(job: EvalJob, question: QuestionRecord, trial: int, delta_days: int
         "nudges_used": loop.nudges_used,
         "final_answer_retry_used": loop.final_answer_retry_used,
     }
-
-
-def baseline_loop(
-    job: EvalJob, question: QuestionRecord, trial: int, prompt: str, seed: int, base_rates: baselines.BaseRates | None
-) -> LoopResult:
-    spec = job.spec
-    indices = baselines.baseline_indices(
-        spec.baseline_name,
-        q_id=question.q_id,
-        trial=trial,
-        question_type=question.question_type,
-        choice_type=question.choice_type,
-        options=question.options,
-        seed=seed,
-        base_rates=base_rates,
-    )
-    reply = baselines.baseline_reply(spec.baseline_name, question.question_type, question.options, indices)
-    return LoopResult(
-        messages=[{"role": "user", "content": prompt}, {"role": "assistant", "content": reply}],
-        tools=[],
-        raw_output=reply,
-        pred=parse_answer(reply, question.question_type, question.options, question.choice_type),
-        react_steps=1,
-    )
-

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oracleproto.harness.faults import CallError
-from oracleproto.harness.llm import ChatResult, canonical_assistant_message
+from oracleproto.harness.llm import ChatResult
+from oracleproto.harness.providers import ScriptedProvider
 from oracleproto.harness.replay import CallContext
 from oracleproto.harness.search import SearchHit, SearchOutcome
 from oracleproto.harness.settings import ModelSpec
@@ -28,20 +29,9 @@ def calls(*tool_calls: dict, content: str | None = None) -> dict[str, Any]:
     return {"role": "assistant", "content": content, "tool_calls": list(tool_calls)}
 
 
-@dataclass
-class Seen:
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
-    context: CallContext
-
-
-@dataclass
-class ScriptedModel:
-    """Replies from a fixed script (a reply may be an exception to raise); records every call."""
-
-    script: list[Any]
-    cost: float | None = None
-    seen: list[Seen] = field(default_factory=list)
+class ScriptedModel(ScriptedProvider):
+    """The package's scripted provider, also checking that the pre-encoded trace the loop
+    hands over is exactly the messages."""
 
     async def complete(
         self,
@@ -51,24 +41,8 @@ class ScriptedModel:
         context: CallContext,
         messages_json: str | None = None,
     ) -> ChatResult:
-        # the pre-encoded trace the loop hands over must be exactly the messages
         assert messages_json is None or json.loads(messages_json) == list(messages)
-        self.seen.append(Seen(json.loads(json.dumps(list(messages))), list(tools), context))
-        reply = self.script.pop(0)
-        if isinstance(reply, BaseException):
-            raise reply
-        message = canonical_assistant_message(reply, context.step)
-        return ChatResult(
-            message=message,
-            finish_reason="tool_calls" if message.get("tool_calls") else "stop",
-            response_id=f"resp-{context.step}",
-            system_fingerprint="fp",
-            prompt_tokens=100,
-            completion_tokens=10,
-            reasoning_tokens=2,
-            provider_cost_usd=self.cost,
-            latency_ms=7,
-        )
+        return await super().complete(spec, messages, tools, context, messages_json)
 
 
 @dataclass

@@ -49,7 +49,7 @@ def test_boxed_answer_ends_the_trial():
     assert result.messages == [{"role": "user", "content": "PROMPT"}, {"role": "assistant", "content": "I think \\boxed{B}"}]
     assert model.seen[0].tools == [WEB_SEARCH_TOOL]
     assert (result.prompt_tokens, result.completion_tokens, result.reasoning_tokens, result.latency_ms) == (100, 10, 2, 7)
-    assert result.finish_reason == "stop" and result.response_id == "resp-1"
+    assert result.finish_reason == "stop" and result.response_id == "scripted-1"
 
 
 def test_searches_use_the_prediction_cutoff_and_feed_results_back():
