@@ -176,6 +176,137 @@ def _tool_message(call: Mapping[str, Any], content: str) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"], "content": content}
 
 
+# ---------------------------------------------------------------------------------------
+# Policy: what the harness says and offers at the top of a turn (pure, table-tested)
+
+
+@dataclass(frozen=True)
+class TurnState:
+    """The loop's state at the top of a turn."""
+
+    step: int
+    max_steps: int
+    searches: int
+    max_searches: int
+    announced_budget: bool = False  # the search-budget notice was given
+    pending_continuation: bool = False  # the last reply had no parseable box
+
+    @property
+    def status(self) -> prompts.LoopState:
+        return prompts.LoopState(self.step, self.max_steps, self.searches, self.max_searches)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """The policy's decision: at most one injection, and whether tools are withheld."""
+
+    injection: str | None
+    tools_off: bool
+    announces_budget: bool = False
+
+
+def next_injection(state: TurnState, budgets: Budgets) -> Turn:
+    """At most one injection per turn, by priority: last-step hard cutoff, penultimate
+    warning, search-budget notice (once), continuation after an unboxed reply. Tools are
+    withheld at the last step and once the search budget is spent."""
+    status = state.status
+    spent = state.max_searches == 0 or state.searches >= state.max_searches
+    tools_off = spent and (budgets.drop_tools_when_spent or state.max_searches == 0)
+    if budgets.force_final and status.steps_left == 1:
+        return Turn(prompts.last_step_directive(status), tools_off=True)
+    if budgets.force_final and 2 <= status.steps_left <= budgets.lookahead:
+        return Turn(prompts.penultimate_directive(status, search_available=not tools_off), tools_off)
+    if budgets.drop_tools_when_spent and state.max_searches > 0 and spent and not state.announced_budget:
+        return Turn(prompts.search_budget_spent_directive(status), tools_off, announces_budget=True)
+    if state.pending_continuation:
+        return Turn(prompts.continuation_directive(status, search_available=not tools_off), tools_off)
+    return Turn(None, tools_off)
+
+
+def nudge_fits(state: TurnState, budgets: Budgets) -> bool:
+    """A minimum-search nudge is the next turn's only injection: a later step than this,
+    and not one that the penultimate warning or the last-step cutoff already claims."""
+    steps_after = state.status.steps_left - 1
+    return steps_after >= 1 and (not budgets.force_final or steps_after > budgets.lookahead)
+
+
+def tool_call_refusal(call: Mapping[str, Any], state: TurnState, tools_offered: bool) -> tuple[str | None, str | None]:
+    """``(query, None)`` for a call the harness runs, else ``(None, reason)``."""
+    name = call["function"]["name"]
+    if name != WEB_SEARCH:
+        return None, f"unknown tool: {name}"
+    if not tools_offered:
+        return None, "web_search is not available at this step"
+    if state.searches >= state.max_searches:
+        return None, "search budget exceeded"
+    return tool_arguments_query(call["function"]["arguments"])
+
+
+# ---------------------------------------------------------------------------------------
+# Mechanics: one trial
+
+
+@dataclass
+class _Trial:
+    """One trial in progress: the loop's inputs, its result and its counters."""
+
+    spec: ModelSpec
+    label: str
+    question: TrialQuestion
+    trial: int
+    config: LoopConfig
+    model: ChatModel
+    search: SearchTool | None
+    result: LoopResult
+    searches: int = 0
+
+    def parsed(self, text: str | None) -> str | None:
+        q = self.question
+        return parse_answer(text, q.question_type, q.options, q.choice_type)
+
+    async def call_model(self, step: int, tools: list[dict[str, Any]]) -> ChatResult | None:
+        """The reply, or None when a call error ended the trial (recorded on the result)."""
+        result = self.result
+        context = CallContext(model=self.label, q_id=self.question.q_id, trial=self.trial, step=step)
+        try:
+            reply = await self.model.complete(self.spec, result.messages, tools, context, result.messages_json())
+        except AuthError:
+            raise
+        except CallError as exc:
+            result.error, result.error_message = exc.kind, exc.message
+            return None
+        result.add_call(reply, self.spec)
+        result.append(reply.message)
+        return reply
+
+    async def run_tool_calls(self, reply: ChatResult, state: TurnState, tools_offered: bool) -> None:
+        """Run each ``web_search`` (end_date = χ, never the model's); refuse the rest with a reason."""
+        budgets, result = self.config.budgets, self.result
+        chi = prediction_cutoff(self.question.end_time, budgets.delta_days)
+        for seq, call in enumerate(reply.tool_calls, start=1):
+            now = TurnState(state.step, state.max_steps, self.searches, state.max_searches)
+            query, reason = tool_call_refusal(call, now, tools_offered and self.search is not None)
+            if reason is not None:
+                strips_next = state.step + 1 >= state.max_steps or (budgets.drop_tools_when_spent and self.searches >= state.max_searches)
+                result.append(_tool_message(call, prompts.tool_error_content(reason, now.status, strips_next)))
+                continue
+            assert query is not None and self.search is not None
+            outcome = await self.search.search(query, chi, CallContext(self.label, self.question.q_id, self.trial, state.step, seq))
+            self.searches += 1
+            result.search_calls.append(outcome.to_search_call())
+            result.cost_usd += float(getattr(outcome, "cost_usd", 0.0) or 0.0)
+            result.append(_tool_message(call, json.dumps(outcome.to_llm_payload(), ensure_ascii=False)))
+
+    async def final_answer_retry(self) -> None:
+        """One tool-less call when the loop ended with no parseable answer (off by default)."""
+        result, max_steps = self.result, self.config.budgets.max_steps
+        result.append({"role": "user", "content": prompts.final_answer_retry_directive(max_steps)})
+        result.final_answer_retry_used = True
+        reply = await self.call_model(max_steps + 1, [])
+        if reply is not None and not reply.tool_calls:
+            result.raw_output = reply.message["content"]
+
+
 async def run_react(
     *,
     spec: ModelSpec,
@@ -189,111 +320,43 @@ async def run_react(
 ) -> LoopResult:
     """Run one trial. A final call error ends it with ``error`` set and the partial trace kept;
     :class:`AuthError` and replay misses propagate (they abort the run)."""
-    budgets = config.budgets
-    max_steps, max_searches = budgets.max_steps, config.max_search_calls
-    chi = prediction_cutoff(question.end_time, budgets.delta_days)
+    budgets, max_searches = config.budgets, config.max_search_calls
     schema = [WEB_SEARCH_TOOL] if max_searches > 0 else []
-    result = LoopResult(messages=[], tools=schema)
+    run = _Trial(spec, label, question, trial, config, model, search, LoopResult(messages=[], tools=schema))
+    result = run.result
     result.append({"role": "user", "content": prompt})
-    searches = 0
-    announced_budget = False
-    pending_continuation = False
     min_searches = budgets.min_search_calls if max_searches > 0 else 0
-
-    def nudge_fits(state: prompts.LoopState) -> bool:
-        """A nudge is the next turn's only injection: a later step than this, and not one
-        that the penultimate warning or the last-step cutoff already claims."""
-        steps_after = state.steps_left - 1
-        return steps_after >= 1 and (not budgets.force_final or steps_after > budgets.lookahead)
-
-    def parsed(text: str | None) -> str | None:
-        return parse_answer(text, question.question_type, question.options, question.choice_type)
-
-    async def call_model(step: int, tools: list[dict[str, Any]]) -> ChatResult | None:
-        """The reply, or None when a call error ended the trial (recorded on ``result``)."""
-        context = CallContext(model=label, q_id=question.q_id, trial=trial, step=step)
-        try:
-            reply = await model.complete(spec, result.messages, tools, context, result.messages_json())
-        except AuthError:
-            raise
-        except CallError as exc:
-            result.error, result.error_message = exc.kind, exc.message
-            return None
-        result.add_call(reply, spec)
-        result.append(reply.message)
-        return reply
-
-    for step in range(1, max_steps + 1):
-        state = prompts.LoopState(step, max_steps, searches, max_searches)
-        spent = max_searches == 0 or searches >= max_searches
-        tools_off = spent and (budgets.drop_tools_when_spent or max_searches == 0)
-        injection: str | None = None
-        if budgets.force_final and state.steps_left == 1:
-            injection, tools_off = prompts.last_step_directive(state), True
-        elif budgets.force_final and 2 <= state.steps_left <= budgets.lookahead:
-            injection = prompts.penultimate_directive(state, search_available=not tools_off)
-        elif budgets.drop_tools_when_spent and max_searches > 0 and spent and not announced_budget:
-            injection, announced_budget = prompts.search_budget_spent_directive(state), True
-        elif pending_continuation:
-            injection = prompts.continuation_directive(state, search_available=not tools_off)
-        pending_continuation = False
-        if injection is not None:
-            result.append({"role": "user", "content": injection})
-        tools = [] if tools_off else schema
-
-        reply = await call_model(step, tools)
+    announced, continuation = False, False
+    for step in range(1, budgets.max_steps + 1):
+        state = TurnState(step, budgets.max_steps, run.searches, max_searches, announced, continuation)
+        turn = next_injection(state, budgets)
+        announced, continuation = announced or turn.announces_budget, False
+        if turn.injection is not None:
+            result.append({"role": "user", "content": turn.injection})
+        tools = [] if turn.tools_off else schema
+        reply = await run.call_model(step, tools)
         if reply is None:
             return result
-
-        if not reply.tool_calls:
-            # the last content turn is the answer, even one given before a nudge: if the
-            # model never searches, its boxed reply still counts (the reference discards it)
-            result.raw_output = reply.message["content"]
-            if searches < min_searches and result.nudges_used < budgets.max_nudges and nudge_fits(state):
-                result.nudges_used += 1
-                next_state = prompts.LoopState(step + 1, max_steps, searches, max_searches)
-                result.append({"role": "user", "content": prompts.min_search_nudge(next_state, min_searches)})
-                continue
-            if parsed(result.raw_output):
-                break
-            pending_continuation = True
+        if reply.tool_calls:
+            await run.run_tool_calls(reply, state, bool(tools))
             continue
-
-        for seq, call in enumerate(reply.tool_calls, start=1):
-            name = call["function"]["name"]
-            reason: str | None = None
-            query: str | None = None
-            if name != WEB_SEARCH:
-                reason = f"unknown tool: {name}"
-            elif not tools or search is None:
-                reason = "web_search is not available at this step"
-            elif searches >= max_searches:
-                reason = "search budget exceeded"
-            else:
-                query, reason = tool_arguments_query(call["function"]["arguments"])
-            if reason is not None:
-                strips_next = step + 1 >= max_steps or (budgets.drop_tools_when_spent and searches >= max_searches)
-                status = prompts.LoopState(step, max_steps, searches, max_searches)
-                result.append(_tool_message(call, prompts.tool_error_content(reason, status, strips_next)))
-                continue
-            assert query is not None and search is not None
-            outcome = await search.search(query, chi, CallContext(label, question.q_id, trial, step, seq))
-            searches += 1
-            result.search_calls.append(outcome.to_search_call())
-            result.cost_usd += float(getattr(outcome, "cost_usd", 0.0) or 0.0)
-            payload = json.dumps(outcome.to_llm_payload(), ensure_ascii=False)
-            result.append(_tool_message(call, payload))
-
-    result.pred = parsed(result.raw_output)
+        # the last content turn is the answer, even one given before a nudge: if the model
+        # never searches, its boxed reply still counts (the reference discards it)
+        result.raw_output = reply.message["content"]
+        if run.searches < min_searches and result.nudges_used < budgets.max_nudges and nudge_fits(state, budgets):
+            result.nudges_used += 1
+            next_status = prompts.LoopState(step + 1, budgets.max_steps, run.searches, max_searches)
+            result.append({"role": "user", "content": prompts.min_search_nudge(next_status, min_searches)})
+            continue
+        if run.parsed(result.raw_output):
+            break
+        continuation = True
+    result.pred = run.parsed(result.raw_output)
     if result.pred is None and budgets.final_answer_retry:
-        result.append({"role": "user", "content": prompts.final_answer_retry_directive(max_steps)})
-        result.final_answer_retry_used = True
-        reply = await call_model(max_steps + 1, [])
-        if reply is None:
+        await run.final_answer_retry()
+        if result.error:
             return result
-        if not reply.tool_calls:
-            result.raw_output = reply.message["content"]
-        result.pred = parsed(result.raw_output)
+        result.pred = run.parsed(result.raw_output)
     if config.belief:
         result.belief = parse_belief(result.raw_output, question.options, question.choice_type)
     return result
