@@ -13,16 +13,13 @@ one from :class:`SearchSettings` (the ``search`` knobs of params.yaml).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import date
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from oracleproto.harness.replay import CallCache, CallContext, call_key
 from oracleproto.harness.settings import DETECTOR_MODES, SettingsError
-
-if TYPE_CHECKING:
-    from oracleproto.harness.detector import LeakDetector
 
 UNDATED_POLICIES = ("drop", "keep")
 SEARCH_DEPTHS = ("basic", "advanced", "fast", "ultra-fast")
@@ -89,6 +86,15 @@ class SearchOutcome:
             "cost_usd": self.cost_usd,
             **self.audit,
         }
+
+
+class LeakDetector(Protocol):
+    """The LLM leak detector as the backends see it (built in :mod:`oracleproto.harness.detector`,
+    which imports this module: the backends depend on this shape, not on that module)."""
+
+    async def judge_all(self, hits: Sequence[tuple[int, SearchHit]], cutoff: date, context: CallContext) -> list[Any]: ...
+
+    async def aclose(self) -> None: ...
 
 
 class SearchBackend(Protocol):
@@ -214,7 +220,7 @@ async def record_or_replay(
 
 # ---------------------------------------------------------------------------------------
 # Registry
-BackendFactory = Callable[[SearchSettings, CallCache, "LeakDetector | None"], SearchBackend]
+BackendFactory = Callable[[SearchSettings, CallCache, LeakDetector | None], SearchBackend]
 _FACTORIES: dict[str, BackendFactory] = {}
 _BUILTIN_MODULES = ("oracleproto.harness.tavily", "oracleproto.harness.archive")
 
