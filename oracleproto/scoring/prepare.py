@@ -274,6 +274,31 @@ def _single_answer_votes(
     return entropy, strata
 
 
+def _consistency(
+    n_cells: int,
+    cell: np.ndarray,
+    parsed: np.ndarray,
+    multi_row: np.ndarray,
+    set_code: np.ndarray,
+    pred: np.ndarray,
+    cell_info: dict[str, np.ndarray],
+    n_models: int,
+) -> tuple:
+    """Per cell: the modal answer set (count, uniqueness, set), the answer entropy (None
+    below two parsed trials), Fleiss' agreement on multi-answer cells, and the vote strata."""
+    modal_count, modal_unique, modal_set = _modal_sets(n_cells, cell[parsed], set_code[parsed], pred[parsed])
+    single_parsed = parsed & ~multi_row
+    single_entropy, strata = _single_answer_votes(n_cells, cell_info, cell[single_parsed], pred[single_parsed], n_models)
+    multi_parsed = parsed & multi_row
+    n_parsed = cell_info["n_parsed"]
+    fleiss_multi, multi_entropy = _multi_answer_consistency(
+        n_cells, cell_info["k"], n_parsed, ~cell_info["single"], cell[multi_parsed], pred[multi_parsed]
+    )
+    entropy = np.where(cell_info["single"], single_entropy, multi_entropy)
+    entropy = np.where(n_parsed >= 2, entropy, np.nan)
+    return modal_count, modal_unique, modal_set, entropy, fleiss_multi, strata
+
+
 def prepare(table: pa.Table) -> TrialData:
     """Reduce a table that passed :func:`~oracleproto.scoring.validate.validate_trials`."""
     c = trial_columns(table)
@@ -318,16 +343,9 @@ def prepare(table: pa.Table) -> TrialData:
         "single": questions.single[cell_question],
         "n_parsed": n_parsed,
     }
-    set_code = c.pred_set_code[order]
-    modal_count, modal_unique, modal_set = _modal_sets(n_cells, cell[parsed], set_code[parsed], pred[parsed])
-    single_parsed = parsed & ~multi_row
-    single_entropy, strata = _single_answer_votes(n_cells, cell_info, cell[single_parsed], pred[single_parsed], len(models))
     multi_parsed = parsed & multi_row
-    fleiss_multi, multi_entropy = _multi_answer_consistency(
-        n_cells, cell_info["k"], n_parsed, ~cell_info["single"], cell[multi_parsed], pred[multi_parsed]
-    )
-    entropy = np.where(cell_info["single"], single_entropy, multi_entropy)
-    entropy = np.where(n_parsed >= 2, entropy, np.nan)
+    consistency = _consistency(n_cells, cell, parsed, multi_row, c.pred_set_code[order], pred, cell_info, len(models))
+    modal_count, modal_unique, modal_set, entropy, fleiss_multi, strata = consistency
 
     cells = Cells(
         model=cell_model,

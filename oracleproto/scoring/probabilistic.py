@@ -83,46 +83,57 @@ def _leave_one_out_means(
     return np.divide(total, divisor, out=np.zeros(len(flat_cell)), where=divisor > 0), others
 
 
+def _reported_beliefs(data: TrialData, table: pa.Table, offset: np.ndarray, sums: np.ndarray, n_vectors: np.ndarray) -> np.ndarray:
+    """Add each eligible trial's belief vector into its cell's sums; the rows that had one."""
+    rows = data.rows
+    has_belief = np.zeros(len(rows.cell), dtype=bool)
+    if "belief" not in table.column_names:
+        return has_belief
+    belief = table["belief"].combine_chunks()
+    valid = np.asarray(belief.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    has_belief = valid[rows.source_index] & ~rows.cutoff
+    source = rows.source_index[has_belief]
+    value_offsets = belief.offsets.to_numpy()
+    lengths = (value_offsets[source + 1] - value_offsets[source]).astype(np.int64)
+    positions, _ = _expand(value_offsets[source].astype(np.int64), lengths)
+    values = belief.values.to_numpy(zero_copy_only=False)  # offsets index the unsliced values
+    target_cell = rows.cell[has_belief]
+    targets, _ = _expand(offset[target_cell], lengths)
+    sums += np.bincount(targets, weights=values[positions].astype(np.float64), minlength=len(sums))
+    n_vectors += np.bincount(target_cell, minlength=len(n_vectors))
+    return has_belief
+
+
+def _fallback_beliefs(data: TrialData, fallback_belief: float, has_belief: np.ndarray, offset: np.ndarray, sums: np.ndarray) -> np.ndarray:
+    """Add an EPS-spread vector built from the boxed answer for each parsed trial without a
+    belief; the count of such vectors per cell."""
+    rows, questions = data.rows, data.questions
+    k_row = questions.n_options[rows.question]
+    chosen = set_size(rows.pred)
+    use = ~rows.cutoff & rows.parsed & ~has_belief & (chosen < k_row)
+    target_cell = rows.cell[use]
+    targets, owner = _expand(offset[target_cell], k_row[use])
+    letter_position = targets - np.repeat(offset[target_cell], k_row[use])
+    picked = (rows.pred[use][owner] >> letter_position.astype(np.uint64)) & np.uint64(1)
+    spread = fallback_belief / (k_row[use] - chosen[use])
+    values = np.where(picked == 1, 1.0 - fallback_belief, spread[owner])
+    sums += np.bincount(targets, weights=values, minlength=len(sums))
+    return np.bincount(target_cell, minlength=len(data.cells.model))
+
+
 def belief_stats(data: TrialData, table: pa.Table, fallback_belief: float | None) -> BeliefStats | None:
     """None when no eligible trial has a vector (no belief column and no fallback)."""
-    rows, cells, questions = data.rows, data.cells, data.questions
+    cells, questions = data.cells, data.questions
     n_cells = len(cells.model)
     k_cell = questions.n_options[cells.question]
     offset = _cell_offsets(k_cell)
-    eligible = ~rows.cutoff
     sums = np.zeros(int(k_cell.sum()))
     n_vectors = np.zeros(n_cells, dtype=np.int64)
+    has_belief = _reported_beliefs(data, table, offset, sums, n_vectors)
     n_fallback = np.zeros(n_cells, dtype=np.int64)
-
-    has_belief = np.zeros(len(rows.cell), dtype=bool)
-    if "belief" in table.column_names:
-        belief = table["belief"].combine_chunks()
-        valid = np.asarray(belief.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        has_belief = valid[rows.source_index] & eligible
-        source = rows.source_index[has_belief]
-        value_offsets = belief.offsets.to_numpy()
-        lengths = (value_offsets[source + 1] - value_offsets[source]).astype(np.int64)
-        positions, _ = _expand(value_offsets[source].astype(np.int64), lengths)
-        values = belief.values.to_numpy(zero_copy_only=False)  # offsets index the unsliced values
-        target_cell = rows.cell[has_belief]
-        targets, _ = _expand(offset[target_cell], lengths)
-        sums += np.bincount(targets, weights=values[positions].astype(np.float64), minlength=len(sums))
-        n_vectors += np.bincount(target_cell, minlength=n_cells)
-
     if fallback_belief is not None:
-        k_row = questions.n_options[rows.question]
-        chosen = set_size(rows.pred)
-        use = eligible & rows.parsed & ~has_belief & (chosen < k_row)
-        target_cell = rows.cell[use]
-        targets, owner = _expand(offset[target_cell], k_row[use])
-        letter_position = targets - np.repeat(offset[target_cell], k_row[use])
-        picked = (rows.pred[use][owner] >> letter_position.astype(np.uint64)) & np.uint64(1)
-        spread = fallback_belief / (k_row[use] - chosen[use])
-        values = np.where(picked == 1, 1.0 - fallback_belief, spread[owner])
-        sums += np.bincount(targets, weights=values, minlength=len(sums))
-        fallback_count = np.bincount(target_cell, minlength=n_cells)
-        n_vectors += fallback_count
-        n_fallback += fallback_count
+        n_fallback = _fallback_beliefs(data, fallback_belief, has_belief, offset, sums)
+        n_vectors += n_fallback
 
     has_vector = n_vectors > 0
     if not has_vector.any():
