@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from oracleproto import SCHEMA_VERSION
@@ -35,6 +36,41 @@ _PARQUET_OPTIONS = dict(
     store_schema=True,
 )
 ROW_GROUP_SIZE = 1_000_000
+# Floats in JSON and CSV artifacts are written rounded to this many decimal places: the
+# last bits of a float computed on one CPU (vectorised log/exp, summation order) may differ
+# on another, and an artifact must not. 1e-9 is far below any figure a report reads.
+ARTIFACT_FLOAT_DECIMALS = 9
+
+
+def _file_mode() -> int:
+    """0o666 less the process umask: what ``open()`` would have given the file."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def artifact_float(value: float) -> float:
+    """``value`` at the artifacts' fixed precision (and never -0.0)."""
+    return round(float(value), ARTIFACT_FLOAT_DECIMALS) + 0.0
+
+
+def _fixed_precision(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return artifact_float(obj) if obj == obj and abs(obj) != float("inf") else obj
+    if isinstance(obj, dict):
+        return {key: _fixed_precision(value) for key, value in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_fixed_precision(value) for value in obj]
+    return obj
+
+
+def round_float_columns(table: pa.Table) -> pa.Table:
+    """Every float64 column of ``table`` at the artifacts' fixed precision."""
+    for index, field in enumerate(table.schema):
+        if pa.types.is_floating(field.type):
+            rounded = pc.round(table.column(index), ARTIFACT_FLOAT_DECIMALS)
+            table = table.set_column(index, field, pc.add(rounded, pa.scalar(0.0, field.type)))
+    return table
 
 
 class SourceReadError(OracleProtoError, RuntimeError):
@@ -51,6 +87,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        os.chmod(tmp_path, _file_mode())  # mkstemp makes 0600 files; artifacts follow the umask
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():
@@ -111,7 +148,7 @@ def write_parquet_parts(
 
 def json_text(obj: Any) -> str:
     """Canonical JSON text: sorted keys, 2-space indent, UTF-8, trailing newline."""
-    return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(_fixed_precision(obj), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def write_text(text: str, path: str | os.PathLike[str]) -> Path:
@@ -128,7 +165,7 @@ def write_csv(header: Sequence[str], rows: Iterable[Sequence[Any]], path: str | 
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerows([repr(artifact_float(v)) if isinstance(v, float) and v == v and abs(v) != float("inf") else v for v in row] for row in rows)
     return write_text(buf.getvalue(), path)
 
 

@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 from oracleproto.io import (
     SourceReadError,
     read_table,
+    round_float_columns,
     write_csv,
     write_json,
     write_parquet,
@@ -160,7 +161,7 @@ def _cell(value: Any) -> Any:
     if value is None:
         return ""
     if isinstance(value, (float, np.floating)):
-        return "" if not math.isfinite(value) else repr(float(value))
+        return "" if not math.isfinite(value) else float(value)  # write_csv fixes the precision
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     return value
@@ -415,7 +416,7 @@ def write_outputs(result: ScoreResult, out_dir: str | os.PathLike[str]) -> list[
         write_json(summary(result), out / "summary.json"),
         csv(BUCKET_HEADER, buckets, out / "buckets.csv"),
         write_text(buckets_markdown(buckets), out / "buckets.md"),
-        write_parquet(question_table(result), out / "questions.parquet", QUESTION_SCHEMA),
+        write_parquet(round_float_columns(question_table(result)), out / "questions.parquet", QUESTION_SCHEMA),
         csv(PAIRWISE_HEADER, pairwise_rows(result), out / "pairwise.csv"),
         write_text(leaderboard_markdown(result), out / "leaderboard.md"),
         csv(DIFFICULTY_HEADER, difficulty_rows(result), out / "difficulty.csv"),
