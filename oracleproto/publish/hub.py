@@ -538,10 +538,19 @@ class Published:
     commit_url: str
 
 
+def hub_http_client() -> Any:
+    """The HTTP client module huggingface_hub uses: httpx2 from 2.0 on, httpx before
+    (transformers 5 and verl 0.9 keep users on the 1.x line)."""
+    try:
+        import httpx2
+    except ImportError:
+        import httpx as httpx2
+    return httpx2
+
+
 def publish(plan: ReleasePlan, token: str) -> Published:
     """``upload_folder`` then ``create_tag`` on the uploaded commit. Hub failures become a
     HubError naming the step; the token never appears in a message."""
-    import httpx2  # huggingface_hub's HTTP client
     from huggingface_hub import HfApi
     from huggingface_hub.errors import (
         HfHubHTTPError,
@@ -579,6 +588,6 @@ def publish(plan: ReleasePlan, token: str) -> Published:
         ) from exc
     except HfHubHTTPError as exc:
         raise HubError(f"{step} on {plan.repo_id} failed: {exc}") from exc
-    except httpx2.TransportError as exc:
+    except hub_http_client().TransportError as exc:
         raise HubError(f"{step}: cannot reach the Hub ({type(exc).__name__}: {exc})") from exc
     return Published(commit=info.oid, commit_url=info.commit_url)

@@ -7,7 +7,6 @@ import sys
 import types
 from pathlib import Path
 
-import httpx2
 import huggingface_hub
 import pyarrow as pa
 import pytest
@@ -16,7 +15,13 @@ from typer.testing import CliRunner
 
 from oracleproto.cli import app
 from oracleproto.io import write_parquet
-from oracleproto.publish.hub import build_hub, card_header, configs_yaml, split_file
+from oracleproto.publish.hub import (
+    build_hub,
+    card_header,
+    configs_yaml,
+    hub_http_client,
+    split_file,
+)
 from oracleproto.schema import QUESTION_SCHEMA
 
 runner = CliRunner()
@@ -97,6 +102,9 @@ def test_bad_release_names_are_errors(hub_dir, args, message):
 def test_missing_hub_folder_is_an_error(tmp_path):
     result = runner.invoke(app, ["publish", "--hub-dir", str(tmp_path / "nope"), "--repo-id", "o/n", "--tag", "v1.0.0", "--dry-run"])
     assert result.exit_code == 1 and "does not exist (run `dvc repro publish` first)" in result.output
+
+
+httpx2 = hub_http_client()  # the Hub client's own HTTP library, whichever it is
 
 
 class FakeHub:
