@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from oracleproto.cli.app import app, fail
+from oracleproto.errors import OracleProtoError
 from oracleproto.publish.hub import HubError, offline_mode, plan_release
 from oracleproto.publish.hub import publish as publish_release
 
@@ -65,15 +66,20 @@ def load(
     source: str = typer.Option(..., "--from", help="A hub folder (local path) or a Hub dataset repo ORG/NAME."),
     revision: Optional[str] = typer.Option(None, help="Tag, branch or commit of a Hub repo (ignored for a local folder)."),
 ) -> None:
-    """Load one configuration with datasets.load_dataset and print its split sizes."""
-    from datasets import load_dataset
+    """Load one configuration and print its split sizes (a local folder is read as its
+    files are now, never from a stale cache)."""
     from datasets.exceptions import DatasetsError
 
-    local = Path(source).is_dir()
+    from oracleproto.publish.load import load_config, looks_local
+
+    local = looks_local(source)
     if local and revision is not None:
         typer.echo(f"note: --revision is ignored for the local folder {source}", err=True)
     try:
-        splits = load_dataset(source, config, revision=None if local else revision)
+        splits = load_config(source, config, None if local else revision)
+    except OracleProtoError as exc:
+        fail(str(exc))
+        return
     except (DatasetsError, ValueError, OSError) as exc:
         fail(f"cannot load config {config!r} from {source}: {exc}")
         return
