@@ -560,6 +560,7 @@ def publish(plan: ReleasePlan, token: str) -> Published:
 
     if offline_mode():
         raise HubError("publishing needs the Hub but HF_HUB_OFFLINE is set: unset it, or use --dry-run")
+    http = hub_http_client()
     api = HfApi(token=token)
     step = "upload_folder"
     try:
@@ -586,8 +587,13 @@ def publish(plan: ReleasePlan, token: str) -> Published:
             f"{step}: dataset repo {plan.repo_id} not found or not writable with this token; "
             f"create it first (hf repos create {plan.repo_id} --repo-type dataset)"
         ) from exc
-    except HfHubHTTPError as exc:
+    except (HfHubHTTPError, http.HTTPStatusError) as exc:  # 1.x can let a bare status error through
+        if getattr(getattr(exc, "response", None), "status_code", None) == 404:
+            raise HubError(
+                f"{step}: dataset repo {plan.repo_id} not found or not writable with this token; "
+                f"create it first (hf repos create {plan.repo_id} --repo-type dataset)"
+            ) from exc
         raise HubError(f"{step} on {plan.repo_id} failed: {exc}") from exc
-    except hub_http_client().TransportError as exc:
+    except http.TransportError as exc:
         raise HubError(f"{step}: cannot reach the Hub ({type(exc).__name__}: {exc})") from exc
     return Published(commit=info.oid, commit_url=info.commit_url)

@@ -214,4 +214,4 @@ def test_an_unreachable_hub_is_one_clear_line(hub_dir, fake_hub, monkeypatch):
     result = runner.invoke(app, ["publish", "--hub-dir", str(hub_dir), "--repo-id", "org/OracleProto", "--tag", "v1.2.0"])
     assert result.exit_code == 1
     assert result.output.strip() == "error: upload_folder: cannot reach the Hub (ConnectError: connection refused)"
-    assert len(fake.requests) > 1  # retried before giving up
+    assert fake.requests  # (huggingface_hub 2 retries first; 1.x gives up at once)
