@@ -157,6 +157,12 @@ def write_text(text: str, path: str | os.PathLike[str]) -> Path:
     return Path(path)
 
 
+def write_bytes(data: bytes, path: str | os.PathLike[str]) -> Path:
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+    return Path(path)
+
+
 def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
     return write_text(json_text(obj), path)
 

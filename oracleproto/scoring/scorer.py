@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,12 +21,14 @@ from oracleproto.io import (
     SourceReadError,
     read_table,
     round_float_columns,
+    write_bytes,
     write_csv,
     write_json,
     write_parquet,
     write_text,
 )
 from oracleproto.schema import TRIAL_CORE_SCHEMA
+from oracleproto.scoring.plots import CHARTS
 from oracleproto.scoring.prepare import BUCKETS, SLICES, prepare
 from oracleproto.scoring.probabilistic import (
     RELIABILITY_BINS,
@@ -421,8 +423,56 @@ def write_outputs(result: ScoreResult, out_dir: str | os.PathLike[str]) -> list[
         write_text(leaderboard_markdown(result), out / "leaderboard.md"),
         csv(DIFFICULTY_HEADER, difficulty_rows(result), out / "difficulty.csv"),
     ]
-    for name, (header, rows) in plot_tables(result, buckets).items():
+    tables = plot_tables(result, buckets)
+    for name, (header, rows) in tables.items():
         written.append(csv(header, rows, out / "plots" / name))
+    for name, (table, draw) in CHARTS.items():
+        written.append(write_bytes(draw(tables[table][1]), out / "plots" / name))
+    written += write_headlines(summary(result), out / HEADLINE_DIR)
+    return written
+
+
+HEADLINE_DIR = "headline"
+# `dvc metrics show` prints one row per metrics file: one small file per model, short keys.
+HEADLINE_KEYS = {
+    "acc": "composite_accuracy",
+    "p1": "pass1_avg",
+    "p1_lo": "pass1_avg_ci_low",
+    "p1_hi": "pass1_avg_ci_high",
+    "valid": "validity_rate",
+    "fss": "fss",
+    "kappa": "cohen_kappa",
+    "usd_ok": "per_correct_cost_usd",
+    "n": "n_questions",
+}
+HEADLINE_DIGITS = 3
+
+
+def headline_file_names(models: Sequence[str]) -> dict[str, str]:
+    """A short file name per model label (``baseline:first@cutoff-2024-06-30`` →
+    ``first@2024-06-30.json``); where two labels would shorten alike, both keep their
+    whole (sanitised) label."""
+
+    def safe(text: str) -> str:
+        return "".join(ch if ch.isalnum() or ch in "._@-" else "-" for ch in text) + ".json"
+
+    short = {m: safe(m.removeprefix("baseline:").replace("@cutoff-", "@")) for m in models}
+    clashes = {name for name in short.values() if list(short.values()).count(name) > 1}
+    return {m: safe(m) if short[m] in clashes else short[m] for m in models}
+
+
+def write_headlines(full: Mapping[str, Mapping[str, Any]], out: Path) -> list[Path]:
+    """``out/<model>.json``: the headline numbers at 3 decimals (the full summary stays in
+    summary.json; README names the keys)."""
+    if out.exists():
+        for stale in out.glob("*.json"):
+            stale.unlink()
+    written = []
+    names = headline_file_names(sorted(full))
+    for model, values in sorted(full.items()):
+        row = {key: values.get(name) for key, name in HEADLINE_KEYS.items()}
+        row = {key: round(v, HEADLINE_DIGITS) + 0.0 if isinstance(v, float) else v for key, v in row.items()}
+        written.append(write_json(row, out / names[model]))
     return written
 
 
