@@ -45,8 +45,13 @@ def build(
         f"{report['rows_quarantined']} quarantined, {report['duplicates_collapsed']} duplicates collapsed"
     )
     typer.echo("counts_by_type: " + json.dumps(report["counts_by_type"], sort_keys=True))
-    for model, info in result["admission"].items():
-        typer.echo(f"  {model}: cutoff {info['cutoff']} → {info['admitted']} admitted, {info['excluded_by_cutoff']} excluded_by_cutoff")
+    boundary = result["admission"]["test_boundary"]
+    typer.echo(f"test boundary: the newest {boundary['test_questions']} questions (from {boundary['first_test_end_time']}) are test everywhere")
+    for model, info in result["admission"]["models"].items():
+        typer.echo(
+            f"  {model}: cutoff {info['cutoff']} → {info['admitted']} admitted ({info['train']} train, {info['test']} test), "
+            f"{info['excluded_by_cutoff']} excluded_by_cutoff"
+        )
 
 
 @app.command(

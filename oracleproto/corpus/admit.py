@@ -61,33 +61,66 @@ def _sorted_chronologically(questions: pa.Table) -> bool:
     return bool(pc.all(pc.less(ids.take(pa.array(ties)), ids.take(pa.array(ties + 1)))).as_py())
 
 
+def chronological(questions: pa.Table) -> pa.Table:
+    """The table in (end_time, id) order (the audit already writes it so: no copy then)."""
+    if _sorted_chronologically(questions):
+        return questions
+    return questions.sort_by([("end_time", "ascending"), ("id", "ascending")])
+
+
+def test_boundary(n_questions: int, test_fraction: float) -> int:
+    """Row index (in (end_time, id) order) of the first test question of the corpus: the
+    newest round(N·f) questions are test in every configuration that admits them."""
+    return n_questions - int(np.floor(n_questions * test_fraction + 0.5))
+
+
+def boundary_record(ordered: pa.Table, test_fraction: float) -> dict:
+    """Where the corpus' train/test boundary lies, for the summary and the card."""
+    start = test_boundary(ordered.num_rows, test_fraction)
+    first = ordered.slice(start, 1).to_pylist()[:1]
+    return {
+        "test_fraction": test_fraction,
+        "test_questions": ordered.num_rows - start,
+        "train_questions": start,
+        "first_test_end_time": first[0]["end_time"].isoformat() if first else None,
+        "first_test_id": first[0]["id"] if first else None,
+        "rule": "test = the newest test_fraction of the whole audited corpus by (end_time, id), in every configuration",
+    }
+
+
 def split_sets(questions: pa.Table, config: AdmissionConfig) -> Iterator[tuple[str, pa.Table, pa.Table]]:
-    """(split name, train, test) per distinct cutoff: the admitted questions in (end_time, id)
-    order, the newest round(n·f) of them the test split. In that order a cutoff admits a
-    suffix of the table (τ ≥ κ + δ), so every split is a slice, not a copy."""
-    ordered = questions if _sorted_chronologically(questions) else questions.sort_by([("end_time", "ascending"), ("id", "ascending")])
+    """(split name, train, test) per distinct cutoff: the admitted questions on each side of
+    the corpus' one train/test boundary (so a question is test everywhere it is admitted,
+    or nowhere). In (end_time, id) order a cutoff admits a suffix of the table (τ ≥ κ + δ),
+    so every split is a slice, not a copy."""
+    ordered = chronological(questions)
     days = end_days(ordered.column("end_time"))
+    boundary = test_boundary(ordered.num_rows, config.test_fraction)
     for cutoff in config.cutoffs:
-        admitted = ordered.slice(int(np.searchsorted(days, first_admitted_day(cutoff, config.delta_days))))
-        n = admitted.num_rows
-        n_test = int(np.floor(n * config.test_fraction + 0.5))
-        yield split_name(cutoff), admitted.slice(0, n - n_test), admitted.slice(n - n_test)
+        start = int(np.searchsorted(days, first_admitted_day(cutoff, config.delta_days)))
+        middle = max(start, boundary)
+        yield split_name(cutoff), ordered.slice(start, middle - start), ordered.slice(middle)
 
 
 def summary(questions: pa.Table, config: AdmissionConfig) -> dict[str, dict]:
-    """{model: {cutoff, split, admitted, excluded_by_cutoff}}."""
-    admitted_by_cutoff = {
-        cutoff: int(admitted_mask(questions.column("end_time"), cutoff, config.delta_days).sum()) for cutoff in config.cutoffs
-    }
-    return {
+    """``{"test_boundary": {…}, "models": {model: {cutoff, split, admitted, train, test,
+    excluded_by_cutoff}}}``."""
+    ordered = chronological(questions)
+    days = end_days(ordered.column("end_time"))
+    boundary = test_boundary(ordered.num_rows, config.test_fraction)
+    starts = {cutoff: int(np.searchsorted(days, first_admitted_day(cutoff, config.delta_days))) for cutoff in config.cutoffs}
+    models = {
         model: {
             "cutoff": cutoff.isoformat(),
             "split": split_name(cutoff),
-            "admitted": admitted_by_cutoff[cutoff],
-            "excluded_by_cutoff": questions.num_rows - admitted_by_cutoff[cutoff],
+            "admitted": ordered.num_rows - starts[cutoff],
+            "train": max(boundary - starts[cutoff], 0),
+            "test": ordered.num_rows - max(starts[cutoff], boundary),
+            "excluded_by_cutoff": starts[cutoff],
         }
         for model, cutoff in sorted(config.models.items())
     }
+    return {"test_boundary": boundary_record(ordered, config.test_fraction), "models": models}
 
 
 def admission_log(questions: pa.Table, config: AdmissionConfig) -> Iterator[pa.Table]:

@@ -319,6 +319,7 @@ class CardInputs:
     source_hash: str
     timezone: str
     delta_days: int
+    test_boundary: Mapping[str, Any]
     questions: QuestionStats
     cutoffs: tuple[CutoffConfig, ...]
     exports: tuple[TrainingConfig, ...]
@@ -363,6 +364,19 @@ def other_table(inputs: CardInputs) -> str:
     return markdown_table(["config", "split", "rows", "content"], rows)
 
 
+def boundary_text(boundary: Mapping[str, Any]) -> str:
+    """The corpus' one train/test boundary, in a sentence."""
+    if not boundary.get("test_questions"):
+        return "No question is held out for test in this release (`test_fraction` = 0)."
+    return (
+        f"**One train/test boundary for the whole corpus.** The newest {boundary['test_fraction']:.0%} of the "
+        f"audited questions by (end_time, id) — {boundary['test_questions']} questions, from "
+        f"{boundary['first_test_end_time']} (id `{boundary['first_test_id']}`) on — are `test` in every "
+        "configuration that admits them and `train` in none, so no configuration, export or union of them puts "
+        "a test question into a training split. Train on `train` splits only; evaluate on `test`."
+    )
+
+
 def card_text(template: str, inputs: CardInputs) -> str:
     """README.md: YAML header (configs, licence, …) and the card body from ``template``."""
     configs = configs_yaml(inputs.files, default=QUESTIONS_CONFIG)
@@ -397,6 +411,7 @@ def card_text(template: str, inputs: CardInputs) -> str:
             "timezone": inputs.timezone,
             "openai_note": openai_note,
             "delta_days": inputs.delta_days,
+            "test_boundary": boundary_text(inputs.test_boundary),
             "audit_summary": audit_summary(inputs.audit_report),
             "leaderboard": embedded_markdown(inputs.leaderboard) or "No leaderboard in this release (the score stage wrote none).",
             "hash_chain": hash_chain_table(inputs.hash_chain),

@@ -72,7 +72,7 @@ def read_json(path: Path) -> Any:
 
 
 def cutoff_configs(layout: Layout) -> tuple[list[hub.SplitFile], list[hub.CutoffConfig]]:
-    models = hub.models_by_cutoff(read_json(layout.splits / "summary.json"))
+    models = hub.models_by_cutoff(read_json(layout.splits / "summary.json")["models"])
     files: list[hub.SplitFile] = []
     configs = []
     for split_dir in sorted(p for p in layout.splits.glob("cutoff-*") if p.is_dir()):
@@ -138,6 +138,7 @@ def card_inputs(layout: Layout, publish: PublishParams) -> tuple[hub.CardInputs,
         source_hash=questions_meta.get("source_hash", "unknown"),
         timezone=questions_meta.get("timezone", "unknown"),
         delta_days=table_metadata(layout.splits / "admission_log.parquet")["delta_days"],
+        test_boundary=read_json(layout.splits / "summary.json")["test_boundary"],
         questions=hub.question_stats([read_parquet(questions_path)]),
         cutoffs=tuple(cutoffs),
         exports=tuple(exports),

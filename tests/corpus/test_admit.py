@@ -2,6 +2,8 @@ import datetime as dt
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oracleproto.admission import AdmissionError, parse_cutoff
 from oracleproto.corpus.admit import AdmissionConfig, admission_log, split_sets, summary
@@ -35,9 +37,11 @@ def test_admission_rule_is_cutoff_le_tau_minus_delta():
     assert name == "cutoff-2024-01-10"
     assert train.column("id").to_pylist() == ["q1"]
     assert test.column("id").to_pylist() == ["q2", "q3"]
-    assert summary(questions, config)["m"] == {"cutoff": "2024-01-10", "split": "cutoff-2024-01-10", "admitted": 3, "excluded_by_cutoff": 1}
+    assert summary(questions, config)["models"]["m"] == {
+        "cutoff": "2024-01-10", "split": "cutoff-2024-01-10", "admitted": 3, "train": 1, "test": 2, "excluded_by_cutoff": 1,
+    }
     wider = summary(questions, AdmissionConfig.from_params({"models": {"m": "2024-01-10"}, "delta_days": 2}))
-    assert wider["m"]["admitted"] == 2  # χ = τ − 2 must still be ≥ κ
+    assert wider["models"]["m"]["admitted"] == 2  # χ = τ − 2 must still be ≥ κ
 
 
 def test_chronological_disjoint_splits_and_shared_cutoffs():
@@ -61,16 +65,47 @@ def test_unsorted_questions_split_like_the_sorted_table():
     ends = [D(2024, 1, 5), D(2024, 1, 2), D(2024, 1, 9), D(2024, 1, 2), D(2024, 1, 7), D(2024, 1, 5)]
     questions = _questions(ends)
     config = AdmissionConfig.from_params({"models": {"a": "2024-01-01", "b": "2024-01-04"}, "test_fraction": 0.34})
-    ordered = questions.sort_by([("end_time", "ascending"), ("id", "ascending")])
+    ordered = [r["id"] for r in questions.sort_by([("end_time", "ascending"), ("id", "ascending")]).to_pylist()]
+    test_ids = ordered[len(ordered) - round(len(ordered) * 0.34):]  # the corpus' newest 34 %
     for name, train, test in split_sets(questions, config):
         first = D(2024, 1, 2) if name == "cutoff-2024-01-01" else D(2024, 1, 5)
-        admitted = [r["id"] for r in ordered.to_pylist() if r["end_time"] >= first]
-        n_test = round(len(admitted) * 0.34)
-        assert train.column("id").to_pylist() == admitted[: len(admitted) - n_test]
-        assert test.column("id").to_pylist() == admitted[len(admitted) - n_test:]
+        admitted = [r["id"] for r in questions.sort_by([("end_time", "ascending"), ("id", "ascending")]).to_pylist() if r["end_time"] >= first]
+        assert train.column("id").to_pylist() == [q for q in admitted if q not in test_ids]
+        assert test.column("id").to_pylist() == [q for q in admitted if q in test_ids]
+
+
+def test_the_summary_states_the_corpus_boundary():
+    questions = _questions([D(2024, 1, d) for d in range(1, 11)])
+    config = AdmissionConfig.from_params({"models": {"a": "2024-01-08"}, "test_fraction": 0.2})
+    boundary = summary(questions, config)["test_boundary"]
+    assert boundary["first_test_id"] == "q8" and boundary["first_test_end_time"] == "2024-01-09"
+    assert (boundary["train_questions"], boundary["test_questions"]) == (8, 2)
+    # a late cutoff admits only test questions: an empty train split, never a test question in train
+    assert summary(questions, config)["models"]["a"] == {
+        "cutoff": "2024-01-08", "split": "cutoff-2024-01-08", "admitted": 2, "train": 0, "test": 2, "excluded_by_cutoff": 8,
+    }
 
 
 @pytest.mark.parametrize("params, message", [({"delta_days": 0}, "delta_days"), ({"test_fraction": 2}, "test_fraction")])
 def test_bad_params(params, message):
     with pytest.raises(AdmissionError, match=message):
         AdmissionConfig.from_params({"models": {"m": "2024-01"}, **params})
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    days=st.lists(st.integers(0, 60), min_size=0, max_size=40),
+    cutoffs=st.lists(st.integers(-5, 65), min_size=1, max_size=6),
+    fraction=st.sampled_from([0.0, 0.1, 0.2, 0.5, 1.0]),
+    delta=st.integers(1, 5),
+)
+def test_no_question_is_train_in_one_configuration_and_test_in_another(days, cutoffs, fraction, delta):
+    questions = _questions([D(2024, 1, 1) + dt.timedelta(days=d) for d in days])
+    models = {f"m{i}": (D(2024, 1, 1) + dt.timedelta(days=c)).isoformat() for i, c in enumerate(cutoffs)}
+    config = AdmissionConfig.from_params({"models": models, "test_fraction": fraction, "delta_days": delta})
+    train_ids, test_ids = set(), set()
+    for _, train, test in split_sets(questions, config):
+        assert not set(train.column("id").to_pylist()) & set(test.column("id").to_pylist())
+        train_ids |= set(train.column("id").to_pylist())
+        test_ids |= set(test.column("id").to_pylist())
+    assert not train_ids & test_ids  # the union of every configuration's train and test

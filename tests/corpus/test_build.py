@@ -33,7 +33,7 @@ def test_paper_set_reproduces_tables_1_and_2(paper_db, tmp_path, params):
     }
     assert report["rows_quarantined"] == 0 and report["rows_out"] == 80
     for model in PAPER_MODELS:
-        assert result["admission"][model]["excluded_by_cutoff"] == 0, model
+        assert result["admission"]["models"][model]["excluded_by_cutoff"] == 0, model
     questions = pq.read_table(tmp_path / "questions.parquet")
     assert validate_questions(questions) == []
     meta = table_metadata(tmp_path / "questions.parquet")
@@ -53,13 +53,18 @@ def test_sample_build_layout(project_root, tmp_path, params, monkeypatch):
     splits = tmp_path / "splits"
     summary = json.loads((splits / "summary.json").read_text())
     assert summary == result["admission"]
-    assert len({info["split"] for info in summary.values()}) >= 4
-    for info in summary.values():
+    models = summary["models"]
+    assert len({info["split"] for info in models.values()}) >= 4
+    test_ids: set[str] = set()
+    for info in models.values():
         train = pq.read_table(splits / info["split"] / "train.parquet")
         test = pq.read_table(splits / info["split"] / "test.parquet")
+        assert (train.num_rows, test.num_rows) == (info["train"], info["test"])
         assert train.num_rows + test.num_rows == info["admitted"]
+        test_ids |= set(test.column("id").to_pylist())
+    assert len(test_ids) == summary["test_boundary"]["test_questions"]  # one boundary for the corpus
     log = pq.read_table(splits / "admission_log.parquet")
-    assert log.num_rows == len(summary) * result["audit"]["rows_out"]
+    assert log.num_rows == len(models) * result["audit"]["rows_out"]
     counts = result["audit"]["counts_by_type"]
     assert set(counts) == {"yes_no/single", "binary_named/single", "multiple_choice/single", "multiple_choice/multi"}
     assert counts["multiple_choice/multi"] >= 5 and counts["binary_named/single"] >= 2

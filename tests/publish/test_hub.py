@@ -195,7 +195,8 @@ def test_hub_folder_layout_and_card(project):
     assert meta["license"] == "apache-2.0" and meta["size_categories"] == ["n<1K"]
     # per-config table: models mapped to each cutoff, counts by type, date range; the empty cutoff is listed
     assert "| `cutoff-2026-01-31` | 2026-01-31 | `old/model` | 3 | 2 | 2 | 1 | 1 | 1 | 2026-02-10 → 2026-03-20 |" in readme
-    assert "| `cutoff-2026-02-28` | 2026-02-28 | `mid/model` | 2 | 1 |" in readme
+    assert "| `cutoff-2026-02-28` | 2026-02-28 | `mid/model` | 1 | 2 |" in readme  # q4, q5 are test everywhere
+    assert "2 questions, from 2026-03-15 (id `q4`) on — are `test` in every configuration" in readme
     assert "| cutoff-2026-12-31 (empty: not a config) | 2026-12-31 | `future/model` | 0 | 0 |" in readme
     assert f"| `config_snapshot_hash` | `{'f' * 64}` |" in readme  # hash chain
     assert f"| `{'c' * 64}` | `2` |" in readme
