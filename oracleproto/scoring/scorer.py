@@ -316,47 +316,69 @@ def _comparison_with(result: ScoreResult, metric: str, model: str, other: str):
     return None
 
 
+def question_sets(result: ScoreResult) -> list[tuple[str, list[int], int]]:
+    """Models grouped by the exact set of questions they were evaluated on: ``(title, model
+    indices, n_questions)`` per group, the largest set first. Only models in one group were
+    asked the same questions, so only they are ranked against each other."""
+    cells = result.context.data.cells
+    members: dict[frozenset[int], list[int]] = {}
+    for m in range(len(result.models)):
+        members.setdefault(frozenset(cells.question[cells.model == m].tolist()), []).append(m)
+    groups = []
+    for questions, models in sorted(members.items(), key=lambda kv: (-len(kv[0]), result.models[kv[1][0]])):
+        configs = sorted({result.models[m].rpartition("@")[2] for m in models if "@" in result.models[m]})
+        title = " / ".join(f"`{c}`" for c in configs) if configs else "models without a configuration label"
+        groups.append((title, models, len(questions)))
+    return groups
+
+
+def _leaderboard_row(result: ScoreResult, rank: int, m: int, leader: str | None) -> tuple[str, ...]:
+    model, with_stats = result.models[m], result.statistics.n_replicates > 0
+    marker = ""
+    if with_stats and leader is not None and model != leader:
+        pair = _comparison_with(result, "composite_accuracy", model, leader)
+        if pair is not None and pair.significant is False:
+            marker = " †"
+    interval = result.statistics.intervals.get(model, {}).get("composite_accuracy")
+    span = f" [{_fixed(interval.low)}, {_fixed(interval.high)}]" if with_stats and interval and interval.low is not None else ""
+    cost = result.value("per_correct_cost_usd", model)
+    return (
+        str(rank),
+        f"{model}{marker}",
+        f"{_fixed(result.value('composite_accuracy', model))}{span}",
+        _fixed(result.value("pass1_avg", model)),
+        _fixed(result.value("fss", model)),
+        _fixed(result.value("cohen_kappa", model)),
+        "—" if cost is None else f"{cost:.4f}",
+        str(result.value("n_questions", model)),
+        str(result.value("n_trials", model)),
+    )
+
+
+LEADERBOARD_HEADER = ("rank", "model", "composite accuracy [95 % CI]", "pass@1", "FSS", "Cohen κ", "cost / correct (USD)", "questions", "trials")
+
+
 def leaderboard_markdown(result: ScoreResult) -> str:
-    """Models ranked by composite accuracy (95 % bootstrap interval), with pass@1, FSS, Cohen κ,
-    cost per correct answer, questions and trials; † marks models whose composite does not
-    differ significantly from the leader's (Holm-adjusted paired bootstrap, α = 0.05)."""
+    """One ranked table per question set (models evaluated on exactly the same questions):
+    composite accuracy (95 % bootstrap interval), pass@1, FSS, Cohen κ, cost per correct
+    answer, questions and trials; † marks models whose composite does not differ
+    significantly from the table's leader (Holm-adjusted paired bootstrap, α = 0.05)."""
     composite = result.values["composite_accuracy"]
-    order = sorted(range(len(result.models)), key=lambda m: (not np.isfinite(composite[m]), -np.nan_to_num(composite[m]), result.models[m]))
-    leader = result.models[order[0]] if order and np.isfinite(composite[order[0]]) else None
-    with_stats = result.statistics.n_replicates > 0
-    rows = []
-    for rank, m in enumerate(order, start=1):
-        model = result.models[m]
-        marker = ""
-        if with_stats and leader is not None and model != leader:
-            pair = _comparison_with(result, "composite_accuracy", model, leader)
-            if pair is not None and pair.significant is False:
-                marker = " †"
-        interval = result.statistics.intervals.get(model, {}).get("composite_accuracy")
-        span = f" [{_fixed(interval.low)}, {_fixed(interval.high)}]" if with_stats and interval and interval.low is not None else ""
-        cost = result.value("per_correct_cost_usd", model)
-        rows.append(
-            (
-                str(rank),
-                f"{model}{marker}",
-                f"{_fixed(result.value('composite_accuracy', model))}{span}",
-                _fixed(result.value("pass1_avg", model)),
-                _fixed(result.value("fss", model)),
-                _fixed(result.value("cohen_kappa", model)),
-                "—" if cost is None else f"{cost:.4f}",
-                str(result.value("n_questions", model)),
-                str(result.value("n_trials", model)),
-            )
-        )
-    header = ("rank", "model", "composite accuracy [95 % CI]", "pass@1", "FSS", "Cohen κ", "cost / correct (USD)", "questions", "trials")
-    if with_stats:
+    parts = ["# Leaderboard\n\nModels are ranked only against models evaluated on the same questions: one table per question set.\n"]
+    for title, models, n_questions in question_sets(result):
+        order = sorted(models, key=lambda m: (not np.isfinite(composite[m]), -np.nan_to_num(composite[m]), result.models[m]))
+        leader = result.models[order[0]] if np.isfinite(composite[order[0]]) else None
+        rows = [_leaderboard_row(result, rank, m, leader) for rank, m in enumerate(order, start=1)]
+        parts.append(f"## {title}: {n_questions} question(s), {len(models)} model(s)\n\n" + _markdown_table(LEADERBOARD_HEADER, rows))
+    if result.statistics.n_replicates > 0:
         note = (
             f"Intervals: percentile bootstrap over questions, B = {result.statistics.n_replicates}, seed {result.statistics.seed}. "
-            f"† not significantly different from the leader (paired bootstrap, Holm-adjusted p ≥ {SIGNIFICANCE})."
+            f"† not significantly different from its table's leader (paired bootstrap on the shared questions, "
+            f"Holm-adjusted p ≥ {SIGNIFICANCE})."
         )
     else:
         note = "Bootstrap disabled (B = 0): no intervals or significance markers."
-    return "# Leaderboard\n\n" + _markdown_table(header, rows) + "\n" + note + "\n"
+    return "\n".join(parts) + "\n" + note + "\n"
 
 
 def pareto_frontier(cost: np.ndarray, accuracy: np.ndarray) -> np.ndarray:

@@ -24,6 +24,8 @@ from tests.scoring.test_metrics_by_hand import YES_NO, mc, trials
 EXPECTED_FILES = {
     "summary.json", "buckets.csv", "buckets.md", "questions.parquet", "pairwise.csv", "leaderboard.md", "difficulty.csv",
     "plots/exam_by_bucket.csv", "plots/cost_accuracy.csv", "plots/reliability.csv", "plots/significance.csv",
+    "plots/exam_by_bucket.svg", "plots/cost_accuracy.svg", "plots/reliability.svg", "plots/significance.svg",
+    "headline/model-0.json", "headline/model-1.json", "headline/model-2.json",
 }
 
 
@@ -151,6 +153,17 @@ def test_leaderboard_marks_models_not_different_from_the_leader():
     assert "[" in lines[0] and "B = 400" in text
     plain = leaderboard_markdown(score_table(pa.Table.from_pylist(rows), n_bootstrap=0))
     assert "†" not in plain.split("\n\n")[1] and "Bootstrap disabled" in plain
+
+
+def test_the_leaderboard_never_ranks_models_asked_different_questions_together():
+    rows = trials("q1", YES_NO, "A", ["A"] * 3, model="a@cutoff-x") + trials("q2", YES_NO, "B", ["B"] * 3, model="a@cutoff-x")
+    rows += trials("q1", YES_NO, "A", ["B"] * 3, model="b@cutoff-x") + trials("q2", YES_NO, "B", ["A"] * 3, model="b@cutoff-x")
+    rows += trials("q3", YES_NO, "A", ["A"] * 3, model="c@cutoff-y")
+    text = leaderboard_markdown(score_table(pa.Table.from_pylist(rows), n_bootstrap=0))
+    sections = text.split("## ")[1:]
+    assert [s.splitlines()[0] for s in sections] == ["`cutoff-x`: 2 question(s), 2 model(s)", "`cutoff-y`: 1 question(s), 1 model(s)"]
+    ranks = [[line.split(" | ")[:2] for line in s.splitlines() if line.startswith("| ") and "rank" not in line] for s in sections]
+    assert ranks == [[["| 1", "a@cutoff-x"], ["| 2", "b@cutoff-x"]], [["| 1", "c@cutoff-y"]]]
 
 
 def test_parse_weights():
