@@ -29,6 +29,7 @@ from oracleproto.corpus.build import build as build_corpus  # noqa: E402
 from oracleproto.export.rewards import compute_score  # noqa: E402
 from oracleproto.export.trajectories import ExportSettings, run_export  # noqa: E402
 from oracleproto.io import read_parquet, write_json, write_parquet  # noqa: E402
+from oracleproto.layout import SPLITS, sft_file, sft_openai_file
 from oracleproto.letters import letters  # noqa: E402
 from oracleproto.params import load_params  # noqa: E402
 from oracleproto.parse import parse_answer  # noqa: E402
@@ -99,9 +100,11 @@ def run(out: Path, n_models: int, n_trials: int) -> str:
 
     summary = timed("export (select + sft + openai jsonl + rl)", lambda: run_export(
         data / "eval" / "trials.parquet", data / "splits", data / "export", ExportSettings(sft_mode="correct")))
-    print(f"  sft rows {summary['sft']['rows']}, rl rows {summary['rl']['rows']}; "
-          f"sft.parquet {(data / 'export' / 'sft.parquet').stat().st_size / 1e6:.2f} MB, "
-          f"sft_openai.jsonl {(data / 'export' / 'sft_openai.jsonl').stat().st_size / 1e6:.2f} MB")
+    sft_mb = sum((data / "export" / sft_file(s)).stat().st_size for s in SPLITS) / 1e6
+    jsonl_mb = sum((data / "export" / sft_openai_file(s)).stat().st_size for s in SPLITS) / 1e6
+    print(f"  sft rows {summary['sft']['train_rows']} + {summary['sft']['test_rows']}, "
+          f"rl rows {summary['rl']['train_rows']} + {summary['rl']['test_rows']}; "
+          f"sft parquet {sft_mb:.2f} MB, openai jsonl {jsonl_mb:.2f} MB")
     layout = Layout(data=data, metrics=out / "metrics", cards=ROOT / "cards", hub=out / "hub")
     listing = timed("publish (hub folder + card)", lambda: build_hub(layout, PublishParams()))
     print(f"  hub: {len(listing)} files, {sum(f.size for f in listing) / 1e6:.2f} MB")

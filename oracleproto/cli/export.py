@@ -22,13 +22,14 @@ from oracleproto.errors import OracleProtoError
 def export(
     trials: Path = typer.Option(..., help="Trial table written by the evaluation (trials.parquet)."),
     splits: Path = typer.Option(..., help="Split sets of the admit stage: a folder of cutoff-YYYY-MM-DD/{train,test}.parquet."),
-    out: Path = typer.Option(..., help="Output folder: sft.parquet, sft_openai.jsonl, rl.parquet, summary.json."),
+    out: Path = typer.Option(..., help="Output folder: sft/ and rl/ ({train,test}.parquet, and sft/*_openai.jsonl), summary.json."),
     mode: Optional[str] = typer.Option(None, help="SFT trial selection: correct | all | best_of_n (default: export.sft_mode in params, else correct)."),
     params: Optional[Path] = typer.Option(None, help="Params file (default: ./params.yaml if present): export section, and the evaluate budgets the RL prompts are rendered with."),
 ) -> None:
     """Export SFT traces (TRL conversational parquet + OpenAI fine-tuning JSONL, trials that
     parsed and scored 1 by default) and RL prompts (verl / TRL GRPO parquet, one row per
-    admissible train question per cutoff, prompts rendered exactly as the evaluator renders them)."""
+    admitted question per cutoff, prompts rendered exactly as the evaluator renders them), each
+    with the corpus' train and test splits."""
     from oracleproto.export.trajectories import (  # heavy: only when exporting
         SFT_MODES,
         ExportError,
@@ -50,8 +51,10 @@ def export(
     sft, rl = summary["sft"], summary["rl"]
     skipped = ", ".join(f"{n} {reason}" for reason, n in sft["skipped"].items()) or "none"
     typer.echo(
-        f"sft ({sft['mode']}): {sft['rows']} rows from {sft['trials']} trials "
-        f"({sft['parsed_with_trace']} parsed with a trace; skipped: {skipped})"
+        f"sft ({sft['mode']}): {sft['train_rows']} train + {sft['test_rows']} test rows from {sft['trials']} trials "
+        f"({sft['parsed_with_trace']} parsed with a trace; {sft['flagged']} flagged; skipped: {skipped})"
     )
-    typer.echo(f"rl ({rl['split']}): {rl['rows']} rows over {len(rl['rows_by_cutoff'])} cutoffs")
-    typer.echo(f"wrote {out}/sft.parquet, sft_openai.jsonl, rl.parquet, summary.json")
+    cutoffs = len({c for part in rl["rows_by_cutoff"].values() for c in part})
+    tools = "with the web_search tool" if rl["tools"] else "closed-book"
+    typer.echo(f"rl ({tools}): {rl['train_rows']} train + {rl['test_rows']} test rows over {cutoffs} cutoffs")
+    typer.echo(f"wrote {out}/sft/ and {out}/rl/ (train and test splits) and {out}/summary.json")

@@ -18,6 +18,7 @@ null, never a missing key.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -41,6 +42,13 @@ from oracleproto.io import (
     write_parquet,
     write_text,
 )
+from oracleproto.layout import (
+    EXPORT_SUMMARY,
+    SPLITS,
+    rl_file,
+    sft_file,
+    sft_openai_file,
+)
 from oracleproto.params import section
 from oracleproto.prompts import (
     PromptQuestion,
@@ -49,6 +57,7 @@ from oracleproto.prompts import (
     templates_from_schema,
 )
 from oracleproto.scoring import exam_scores
+from oracleproto.tools import WEB_SEARCH, WEB_SEARCH_TOOL
 
 SFT_MODES = ("correct", "all", "best_of_n")
 ROLES = ("system", "user", "assistant", "tool")
@@ -93,6 +102,8 @@ SFT_SCHEMA = pa.schema(
         pa.field("split", pa.string()),
         pa.field("detector_verdicts", pa.list_(pa.list_(pa.string())), nullable=False),
         pa.field("retrieved_docs", pa.list_(RETRIEVED_DOC_TYPE), nullable=False),
+        pa.field("raw_tool_arguments", pa.list_(pa.string()), nullable=False),
+        pa.field("schema_violations", pa.list_(pa.string()), nullable=False),
     ]
 )
 SFT_SORT = ("model", "q_id", "trial")
@@ -108,6 +119,9 @@ RL_EXTRA_INFO_TYPE = pa.struct(
         ("end_time", pa.string()),
         ("prediction_cutoff", pa.string()),
         ("cutoff", pa.string()),
+        # verl's multi-turn rollouts create each tool with these kwargs: the search tool is
+        # given χ (end_date) by the trainer, exactly as the harness injects it
+        ("tools_kwargs", pa.struct([(WEB_SEARCH, pa.struct([("create_kwargs", pa.struct([("end_date", pa.string())]))]))])),
     ]
 )
 RL_SCHEMA = pa.schema(
@@ -123,6 +137,7 @@ RL_SCHEMA = pa.schema(
         pa.field("options", pa.list_(pa.string()), nullable=False),
         pa.field("answer", pa.string(), nullable=False),
         pa.field("cutoff", pa.date32(), nullable=False),
+        pa.field("tools", pa.list_(JSON_TYPE), nullable=False),  # OpenAI function format; [] when closed-book
     ]
 )
 RL_SORT = ("cutoff", "q_id")
@@ -256,17 +271,72 @@ def _tool_call(call: Any, where: str) -> dict[str, Any]:
     if not isinstance(function.get("name"), str) or not isinstance(call.get("id"), str):
         raise ExportError(f"{where}: a tool call lacks a string 'id' or 'function.name'")
     arguments = function.get("arguments")
-    try:
-        parsed = json.loads(arguments) if isinstance(arguments, str) else None
-    except json.JSONDecodeError:
-        parsed = None
-    if not isinstance(parsed, dict):
-        raise UnusableTrace(f"{where}: tool call {call['id']} has arguments that are not a JSON object", "bad_tool_arguments")
     return {
         "id": call["id"],
         "type": call.get("type") or "function",
-        "function": {"name": function["name"], "arguments": arguments},
+        "function": {"name": function["name"], "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)},
     }
+
+
+# ---------------------------------------------------------------------------------------
+# SFT: only allowed behaviour — tool calls carry exactly the offered schema's arguments
+
+
+def _was_refused(result: Mapping[str, Any] | None) -> str | None:
+    """The harness's refusal reason when a tool result is its rejection of the call."""
+    if result is None or result.get("content") is None:
+        return "no tool result"
+    try:
+        payload = json.loads(result["content"])
+    except json.JSONDecodeError:
+        return None
+    if isinstance(payload, dict) and "error" in payload and "status" in payload and "results" not in payload:
+        return str(payload["error"])
+    return None
+
+
+def _argument_violations(call: Mapping[str, Any]) -> tuple[str | None, list[str]]:
+    """(the query the call asks for, or None; how its arguments break the offered schema)."""
+    function = call["function"]
+    if function["name"] != WEB_SEARCH_TOOL["function"]["name"]:
+        return None, [f"unknown tool {function['name']!r}"]
+    try:
+        arguments = json.loads(function["arguments"] or "{}")
+    except json.JSONDecodeError:
+        return None, ["arguments are not JSON"]
+    if not isinstance(arguments, dict):
+        return None, ["arguments are not a JSON object"]
+    violations = [f"argument {key!r} is not in the schema" for key in sorted(set(arguments) - {"query"})]
+    query = arguments.get("query")
+    if not isinstance(query, str) or not query.strip():
+        return None, [*violations, "no non-empty string 'query'"]
+    return query.strip(), violations
+
+
+def canonical_tool_calls(messages: list[dict[str, Any]], search_calls: Sequence[Mapping[str, Any]] | None, where: str) -> tuple[list[str], list[str]]:
+    """Rewrite every tool call's arguments to exactly ``{"query": q}``: q is the query the
+    harness ran (``search_calls``, in order), or the one a refused call asked for. Returns
+    (the raw arguments, in call order; the schema violations). A call with no usable query
+    or a tool that was never offered leaves no allowed form: :class:`UnusableTrace`."""
+    ran = [str(c.get("query")) for c in (search_calls or []) if isinstance(c, dict)]
+    results = {m["tool_call_id"]: m for m in messages if m["role"] == "tool"}
+    raw, violations = [], []
+    for message in messages:
+        for call in message["tool_calls"] or []:
+            raw.append(call["function"]["arguments"])
+            asked, problems = _argument_violations(call)
+            refusal = _was_refused(results.get(call["id"]))
+            if refusal is None and ran:
+                query = ran.pop(0)
+            elif asked is not None:
+                query = asked
+                problems.append(f"refused by the harness: {refusal}")
+            else:
+                reason = "unknown_tool" if problems[0].startswith("unknown tool") else "bad_tool_arguments"
+                raise UnusableTrace(f"{where}: tool call {call['id']}: {'; '.join(problems)}", reason)
+            violations += [f"{call['id']}: {problem}" for problem in problems]
+            call["function"]["arguments"] = json.dumps({"query": query}, ensure_ascii=False)
+    return raw, violations
 
 
 def trace_messages(trace: Any, where: str) -> list[dict[str, Any]]:
@@ -340,21 +410,27 @@ def detector_verdicts(search_calls: Any, where: str) -> list[list[str]]:
     return [[str(v) for v in (call.get("detector_verdicts") or [])] for call in search_calls if isinstance(call, dict)]
 
 
-def sft_table(selected: pa.Table, split_of: Mapping[tuple[dt.date, str], str]) -> tuple[pa.Table, dict[str, int]]:
+def sft_table(
+    selected: pa.Table, split_of: Mapping[tuple[dt.date, str], str], violations: str = "flag"
+) -> tuple[pa.Table, dict[str, int]]:
     """SFT rows (``SFT_SCHEMA``) of selected trials, and the count of skipped traces by
-    reason (see :class:`UnusableTrace`). ``split_of`` maps (cutoff, q_id) to the split
-    holding the question in that cutoff's config, so trainers can keep test questions out."""
+    reason (see :class:`UnusableTrace`). ``split_of`` maps (cutoff, q_id) to the question's
+    split (the corpus' one boundary); ``violations`` is ``flag`` (export trials whose tool
+    calls broke the schema, with canonical arguments, flagged) or ``drop`` (skip them)."""
     rows = []
     skipped: dict[str, int] = {}
     for trial in selected.select([*SFT_TRIAL_COLUMNS, "exam_score"]).to_pylist():
         where = f"trial (model={trial['model']}, q_id={trial['q_id']}, trial={trial['trial']})"
+        search_calls = _load_json(trial["search_calls"], where, "search_calls") if trial["search_calls"] else None
         try:
             messages = trace_messages(_load_json(trial["messages"], where, "messages"), where)
+            raw_arguments, problems = canonical_tool_calls(messages, search_calls, where)
+            if problems and violations == "drop":
+                raise UnusableTrace(f"{where}: {'; '.join(problems)}", "schema_violation")
         except UnusableTrace as exc:
             skipped[exc.reason] = skipped.get(exc.reason, 0) + 1
             continue
         tools = _load_json(trial["tools"], where, "tools") if trial["tools"] is not None else []
-        search_calls = _load_json(trial["search_calls"], where, "search_calls") if trial["search_calls"] else None
         rows.append(
             {
                 "messages": messages,
@@ -365,6 +441,8 @@ def sft_table(selected: pa.Table, split_of: Mapping[tuple[dt.date, str], str]) -
                 "split": split_of.get((trial["cutoff"], trial["q_id"])),
                 "detector_verdicts": detector_verdicts(search_calls, where),
                 "retrieved_docs": retrieved_docs(messages),
+                "raw_tool_arguments": raw_arguments,
+                "schema_violations": problems,
             }
         )
     return table_from_rows(rows, SFT_SCHEMA), dict(sorted(skipped.items()))
@@ -429,10 +507,13 @@ def rl_rows(
     split: str,
     delta_days: int,
     render: PromptRenderer,
+    with_tools: bool = True,
 ) -> list[dict[str, Any]]:
     """RL rows of one cutoff's split (data_source names the cutoff's config); ``index`` is
-    filled in by :func:`rl_table`."""
+    filled in by :func:`rl_table`. A prompt rendered with a search budget ships the
+    ``web_search`` schema (``tools``) and its χ for the trainer's tool (``tools_kwargs``)."""
     rows = []
+    tools = [json_canonical(WEB_SEARCH_TOOL)] if with_tools else []
     for question in questions.to_pylist():
         chi = prediction_cutoff(question["end_time"], delta_days)
         prompt = render(question)
@@ -455,6 +536,7 @@ def rl_rows(
                     "end_time": question["end_time"].isoformat(),
                     "prediction_cutoff": chi.isoformat(),
                     "cutoff": cutoff.isoformat(),
+                    "tools_kwargs": {WEB_SEARCH: {"create_kwargs": {"end_date": chi.isoformat()}}} if with_tools else None,
                 },
                 "q_id": question["id"],
                 "question_type": question["question_type"],
@@ -462,6 +544,7 @@ def rl_rows(
                 "options": question["options"],
                 "answer": question["answer"],
                 "cutoff": cutoff,
+                "tools": tools,
             }
         )
     return rows
@@ -505,11 +588,8 @@ def user_prompt_renderer(
 # ---------------------------------------------------------------------------------------
 # Files: what the export stage and `oracleproto export` write
 
-SFT_FILE = "sft.parquet"
-OPENAI_FILE = "sft_openai.jsonl"
-RL_FILE = "rl.parquet"
-SUMMARY_FILE = "summary.json"
 SPLIT_GLOB = "cutoff-*"
+SFT_VIOLATIONS = ("flag", "drop")
 
 
 @dataclass(frozen=True)
@@ -518,26 +598,46 @@ class ExportSettings:
 
     sft_mode: str = "correct"
     sft_models: tuple[str, ...] | None = None
-    rl_split: str = "train"
+    sft_violations: str = "flag"  # flag: export with canonical arguments, flagged; drop: skip
+    rl_tools: bool = True  # false: closed-book RL prompts (no search budget line, no tools)
     max_steps: int = 6
     max_search_calls: int = 4
     protocols: ProtocolSwitches = ProtocolSwitches()
 
     @classmethod
     def from_params(cls, export: Mapping[str, Any], **evaluation: Any) -> "ExportSettings":
-        unknown = sorted(set(export) - {"sft_mode", "sft_models", "rl_split"})
+        known = ("sft_mode", "sft_models", "sft_violations", "rl_tools")
+        unknown = sorted(set(export) - set(known))
         if unknown:
-            raise ExportError(f"params export: unknown key(s) {', '.join(unknown)} (known: sft_mode, sft_models, rl_split)")
+            raise ExportError(f"params export: unknown key(s) {', '.join(unknown)} (known: {', '.join(known)})")
         mode = export.get("sft_mode", cls.sft_mode)
         if mode not in SFT_MODES:
             raise ExportError(f"params export.sft_mode must be one of {', '.join(SFT_MODES)}, got {mode!r}")
         models = export.get("sft_models")
         if models is not None and not (isinstance(models, list) and all(isinstance(m, str) for m in models)):
             raise ExportError(f"params export.sft_models must be a list of model slugs or null, got {models!r}")
-        split = export.get("rl_split", cls.rl_split)
-        if split not in ("train", "test"):
-            raise ExportError(f"params export.rl_split must be train or test, got {split!r}")
-        return cls(sft_mode=mode, sft_models=None if models is None else tuple(models), rl_split=split, **evaluation)
+        violations = export.get("sft_violations", cls.sft_violations)
+        if violations not in SFT_VIOLATIONS:
+            raise ExportError(f"params export.sft_violations must be flag or drop, got {violations!r}")
+        rl_tools = export.get("rl_tools", cls.rl_tools)
+        if not isinstance(rl_tools, bool):
+            raise ExportError(f"params export.rl_tools must be true or false, got {rl_tools!r}")
+        return cls(
+            sft_mode=mode, sft_models=None if models is None else tuple(models), sft_violations=violations, rl_tools=rl_tools, **evaluation
+        )
+
+    @property
+    def rl_search_calls(self) -> int:
+        """The search budget an RL prompt states (0: closed-book)."""
+        return self.max_search_calls if self.rl_tools else 0
+
+    @property
+    def rl_protocols(self) -> ProtocolSwitches:
+        """Closed-book prompts drop the budget line and the search-driven method (the belief
+        protocol, which asks for probabilities, stays as configured)."""
+        if self.rl_search_calls > 0:
+            return self.protocols
+        return dataclasses.replace(self.protocols, budget_awareness=False, reflection=False)
 
 
 def export_settings(params: Mapping[str, Any]) -> ExportSettings:
@@ -595,48 +695,59 @@ def question_splits(splits_dir: Path) -> dict[tuple[dt.date, str], str]:
     return out
 
 
-def export_rl(splits_dir: Path, settings: ExportSettings) -> pa.Table:
-    """RL rows of every split set under ``splits_dir`` (its ``settings.rl_split`` split)."""
+def export_rl(splits_dir: Path, settings: ExportSettings, split: str) -> pa.Table:
+    """RL rows of one split (``train`` or ``test``) of every split set under ``splits_dir``."""
     rows: list[dict[str, Any]] = []
     for cutoff, split_dir in split_dirs(splits_dir):
-        path = split_dir / f"{settings.rl_split}.parquet"
+        path = split_dir / f"{split}.parquet"
         questions = read_parquet(path)
         templates, _ = templates_from_schema(questions.schema)
         render = user_prompt_renderer(
             templates,
             max_steps=settings.max_steps,
-            max_search_calls=settings.max_search_calls,
-            protocols=settings.protocols,
+            max_search_calls=settings.rl_search_calls,
+            protocols=settings.rl_protocols,
         )
-        rows += rl_rows(questions, cutoff, settings.rl_split, _split_delta_days(path), render)
+        rows += rl_rows(questions, cutoff, split, _split_delta_days(path), render, with_tools=settings.rl_search_calls > 0)
     return rl_table(rows)
 
 
+def _split_of_rows(sft: pa.Table, split: str) -> pa.Table:
+    return sft.filter(pc.equal(sft["split"], split))
+
+
 def run_export(trials_path: Path, splits_dir: Path, out_dir: Path, settings: ExportSettings) -> dict[str, Any]:
-    """Write sft.parquet, sft_openai.jsonl, rl.parquet and summary.json under ``out_dir``."""
+    """Write ``sft/{train,test}.parquet`` (+ ``_openai.jsonl`` twins), ``rl/{train,test}.parquet``
+    and ``summary.json`` under ``out_dir``: each export keeps the corpus' train/test boundary."""
     trials = read_parquet(trials_path)
     selection = select_sft_trials(trials, settings.sft_mode, settings.sft_models)
-    sft, skipped = sft_table(selection.trials, question_splits(splits_dir))
-    rl = export_rl(splits_dir, settings)
-    write_parquet(sft, out_dir / SFT_FILE, SFT_SCHEMA, sort_by=SFT_SORT, metadata={"export": "sft", "mode": settings.sft_mode})
-    write_text(jsonl_text(openai_records(sft)), out_dir / OPENAI_FILE)
-    write_parquet(rl, out_dir / RL_FILE, RL_SCHEMA, sort_by=RL_SORT, metadata={"export": "rl", "split": settings.rl_split})
-    summary = {
+    sft, skipped = sft_table(selection.trials, question_splits(splits_dir), settings.sft_violations)
+    outside = sft["split"].null_count  # a trial on a question no split set holds (e.g. stale splits)
+    if outside:
+        skipped = dict(sorted({**skipped, "question_in_no_split": outside}.items()))
+    summary: dict[str, Any] = {
         "sft": {
             "mode": settings.sft_mode,
             "models": None if settings.sft_models is None else list(settings.sft_models),
+            "violations": settings.sft_violations,
             **selection.counts,
             "skipped": skipped,
-            "rows": sft.num_rows,
             "rows_by_model": _value_counts(sft["model"]),
+            "flagged": sum(1 for v in sft["schema_violations"].to_pylist() if v),
         },
-        "rl": {
-            "split": settings.rl_split,
-            "rows": rl.num_rows,
-            "rows_by_cutoff": {str(k): v for k, v in _value_counts(rl["cutoff"]).items()},
-        },
+        "rl": {"tools": settings.rl_search_calls > 0, "rows_by_cutoff": {}},
     }
-    write_json(summary, out_dir / SUMMARY_FILE)
+    for split in SPLITS:
+        part = _split_of_rows(sft, split)
+        write_parquet(part, out_dir / sft_file(split), SFT_SCHEMA, sort_by=SFT_SORT, metadata={"export": "sft", "split": split, "mode": settings.sft_mode})
+        write_text(jsonl_text(openai_records(part.sort_by([(k, "ascending") for k in SFT_SORT]))), out_dir / sft_openai_file(split))
+        rl = export_rl(splits_dir, settings, split)
+        write_parquet(rl, out_dir / rl_file(split), RL_SCHEMA, sort_by=RL_SORT, metadata={"export": "rl", "split": split})
+        summary["sft"][f"{split}_rows"] = part.num_rows
+        summary["rl"][f"{split}_rows"] = rl.num_rows
+        summary["rl"]["rows_by_cutoff"][split] = {str(k): v for k, v in _value_counts(rl["cutoff"]).items()}
+        summary["rl"][f"{split}_prompt_chars_max"] = max((len(m["content"]) for p in rl["prompt"].to_pylist() for m in p), default=0)
+    write_json(summary, out_dir / EXPORT_SUMMARY)
     return summary
 
 

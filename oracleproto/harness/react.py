@@ -23,34 +23,11 @@ from typing import Any, Protocol
 from oracleproto import prompts
 from oracleproto.admission import prediction_cutoff
 from oracleproto.harness.faults import AuthError, CallError
-from oracleproto.harness.llm import WEB_SEARCH, ChatResult, encode_json
+from oracleproto.harness.llm import ChatResult, encode_json
 from oracleproto.harness.replay import CallContext
 from oracleproto.harness.settings import Budgets, ModelSpec
 from oracleproto.parse import parse_answer, parse_belief
-
-WEB_SEARCH_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": WEB_SEARCH,
-        "description": "Search the web for information relevant to the question.",
-        "parameters": {
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "What to search for."}},
-            "required": ["query"],
-            "additionalProperties": False,
-        },
-    },
-}
-
-
-def _lock_tool_schema(tool: Mapping[str, Any]) -> None:
-    """The model may set only ``query``: an argument such as ``end_date`` would let it move χ."""
-    parameters = tool["function"]["parameters"]
-    if set(parameters["properties"]) != {"query"} or parameters["required"] != ["query"]:
-        raise AssertionError("web_search schema drifted: it must expose exactly one argument, 'query'")
-
-
-_lock_tool_schema(WEB_SEARCH_TOOL)  # checked at import, and not removable by python -O
+from oracleproto.tools import WEB_SEARCH, WEB_SEARCH_TOOL
 
 
 class ChatModel(Protocol):

@@ -392,7 +392,7 @@ def card_text(template: str, inputs: CardInputs) -> str:
         configs,
     )
     openai_note = (
-        f"The same rows, in order, in the OpenAI chat fine-tuning format: `{inputs.openai_jsonl}`."
+        f"The same rows, in order, in the OpenAI chat fine-tuning format: {inputs.openai_jsonl}."
         if inputs.openai_jsonl
         else ""
     )

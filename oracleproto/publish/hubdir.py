@@ -1,8 +1,8 @@
 """Building ``hub/`` — the Hugging Face dataset repo — from the pipeline's outputs.
 
 Reads data/questions.parquet, data/audit/report.json, data/splits/ (cutoff-*/{train,test}
-.parquet, admission_log.parquet, summary.json), data/export/ (sft.parquet,
-sft_openai.jsonl, rl.parquet, summary.json), data/eval/manifest.json (hash chain),
+.parquet, admission_log.parquet, summary.json), data/export/ (
+sft/ and rl/ {train,test} splits, summary.json), data/eval/manifest.json (hash chain),
 metrics/leaderboard.md when present, and the card templates in cards/.
 """
 
@@ -16,10 +16,15 @@ from typing import Any
 
 from oracleproto.corpus.build import table_metadata
 from oracleproto.io import SourceReadError, read_parquet
+from oracleproto.layout import (
+    EXPORT_SUMMARY,
+    SPLITS,
+    rl_file,
+    sft_file,
+    sft_openai_file,
+)
 from oracleproto.params import ParamsError
 from oracleproto.publish import hub
-
-OPENAI_REPO_PATH = "openai/sft.jsonl"
 
 
 @dataclass(frozen=True)
@@ -87,30 +92,39 @@ def cutoff_configs(layout: Layout) -> tuple[list[hub.SplitFile], list[hub.Cutoff
 
 
 def training_configs(layout: Layout) -> tuple[list[hub.SplitFile], list[hub.TrainingConfig]]:
-    summary = read_json(layout.export / "summary.json")
+    """The ``sft`` and ``rl`` configs, each with the corpus' ``train`` and ``test`` splits."""
+    summary = read_json(layout.export / EXPORT_SUMMARY)
     sft, rl = summary["sft"], summary["rl"]
-    files = [hub.split_file("sft", "train", layout.export / "sft.parquet"), hub.split_file("rl", "train", layout.export / "rl.parquet")]
     sft_models = ", ".join(f"`{m}`" for m in sft["rows_by_model"]) or "no model"
-    configs = [
-        hub.TrainingConfig(
-            "sft", "train", files[0].rows,
-            f"TRL conversational traces (messages with tool calls + tools) of {sft_models}; trial selection `{sft['mode']}`",
-        ),
-        hub.TrainingConfig(
-            "rl", "train", files[1].rows,
-            f"verl / TRL GRPO prompts, one per admissible `{rl['split']}` question per cutoff "
-            f"({len(rl['rows_by_cutoff'])} cutoffs), with rule-based ground truth",
-        ),
-    ]  # fmt: skip
+    rl_kind = "with the `web_search` tool schema and its χ for the trainer's tool" if rl["tools"] else "closed-book (no tools)"
+    files, configs = [], []
+    for split in SPLITS:
+        files += [hub.split_file("sft", split, layout.export / sft_file(split)), hub.split_file("rl", split, layout.export / rl_file(split))]
+        configs += [
+            hub.TrainingConfig(
+                "sft", split, sft[f"{split}_rows"],
+                f"TRL conversational traces of {sft_models} on {split} questions; trial selection `{sft['mode']}`; "
+                f"tool calls carry exactly the schema's arguments ({sft['flagged']} flagged trial(s) in all)",
+            ),
+            hub.TrainingConfig(
+                "rl", split, rl[f"{split}_rows"],
+                f"verl / TRL GRPO prompts, one per admitted {split} question per cutoff, {rl_kind}",
+            ),
+        ]  # fmt: skip
     return files, configs
 
 
-def data_copies(layout: Layout, files: Sequence[hub.SplitFile], sft_rows: int) -> dict[str, Path]:
+def openai_repo_path(split: str) -> str:
+    return f"openai/sft_{split}.jsonl"
+
+
+def data_copies(layout: Layout, files: Sequence[hub.SplitFile], sft_rows: Mapping[str, int]) -> dict[str, Path]:
     """Repo path → pipeline output copied verbatim: every non-empty split, and the OpenAI
-    JSONL twin of the sft config when it has rows."""
+    JSONL twin of each sft split that has rows."""
     copies = hub.split_copies(files)
-    if sft_rows:
-        copies[OPENAI_REPO_PATH] = layout.export / "sft_openai.jsonl"
+    for split, rows in sft_rows.items():
+        if rows:
+            copies[openai_repo_path(split)] = layout.export / sft_openai_file(split)
     return copies
 
 
@@ -122,8 +136,9 @@ def card_inputs(layout: Layout, publish: PublishParams) -> tuple[hub.CardInputs,
     split_files, cutoffs = cutoff_configs(layout)
     export_files, exports = training_configs(layout)
     files = (question_file, *split_files, *export_files)
-    copies = data_copies(layout, files, export_files[0].rows)
-    rows = {f.repo_path: f.rows for f in files} | {OPENAI_REPO_PATH: export_files[0].rows}
+    sft_rows = {f.split: f.rows for f in export_files if f.config == "sft"}
+    copies = data_copies(layout, files, sft_rows)
+    rows = {f.repo_path: f.rows for f in files} | {openai_repo_path(split): n for split, n in sft_rows.items()}
     manifest_path = layout.data / "eval" / "manifest.json"
     manifest = read_json(manifest_path)
     if not isinstance(manifest.get("hash_chain"), dict):
@@ -147,7 +162,7 @@ def card_inputs(layout: Layout, publish: PublishParams) -> tuple[hub.CardInputs,
         leaderboard=leaderboard.read_text(encoding="utf-8") if leaderboard.exists() else None,
         files=files,
         data_files=tuple(hub.DataFile(path, rows[path], hub.sha256_file(source)) for path, source in sorted(copies.items())),
-        openai_jsonl=OPENAI_REPO_PATH if OPENAI_REPO_PATH in copies else None,
+        openai_jsonl=", ".join(f"`{p}`" for p in sorted(copies) if p.startswith("openai/")) or None,
         citation=(layout.cards / "citation.bib").read_text(encoding="utf-8"),
     )
     return inputs, copies

@@ -1,5 +1,5 @@
 """DVC stage `export`: data/eval/trials.parquet + data/splits/ → data/export/
-(sft.parquet, sft_openai.jsonl, rl.parquet, summary.json)."""
+(sft/ and rl/, each with train and test splits, and summary.json)."""
 
 from pathlib import Path
 

@@ -33,17 +33,17 @@ def test_export_writes_the_files_and_says_what_it_kept(run_inputs):
     result = invoke(run_inputs)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "sft (correct): 1 rows from 3 trials (3 parsed with a trace; skipped: none)"
-    assert lines[1] == "rl (train): 2 rows over 1 cutoffs"
+    assert lines[0] == "sft (correct): 1 train + 0 test rows from 3 trials (3 parsed with a trace; 0 flagged; skipped: none)"
+    assert lines[1] == "rl (with the web_search tool): 2 train + 0 test rows over 1 cutoffs"
     summary = json.loads((run_inputs / "out" / "summary.json").read_text())
     assert summary["sft"]["rows_by_model"] == {"m1": 1}
-    assert pq.read_table(run_inputs / "out" / "rl.parquet").num_rows == 2
+    assert pq.read_table(run_inputs / "out" / "rl" / "train.parquet").num_rows == 2
 
 
 def test_mode_flag_overrides_the_params(run_inputs):
     result = invoke(run_inputs, "--mode", "all")
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("sft (all): 3 rows from 3 trials")
+    assert result.output.startswith("sft (all): 3 train + 0 test rows from 3 trials")
 
 
 def assert_one_line_error(result, message):

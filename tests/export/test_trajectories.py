@@ -20,6 +20,7 @@ from oracleproto.prompts import (
     render_user_prompt,
 )
 from oracleproto.schema import QUESTION_SCHEMA, TRIAL_SCHEMA
+from oracleproto.tools import WEB_SEARCH_TOOL
 
 TAU = dt.date(2026, 3, 12)
 KAPPA = dt.date(2025, 9, 29)
@@ -158,13 +159,57 @@ def test_sft_rows_carry_typed_messages_and_provenance(trials):
     assert sft.schema == ex.SFT_SCHEMA
 
 
-def test_malformed_model_tool_calls_and_unfinished_traces_are_skipped_and_counted(trials):
-    bad_arguments = trial("m1", "q1", 1, "A", messages=json.dumps(trace("Yes", arguments="query=status")))
+def refused(trace_rows: list[dict], reason: str) -> list[dict]:
+    """The trace as the harness leaves it when it refuses the search call."""
+    rows = [dict(m) for m in trace_rows]
+    rows[2]["content"] = json.dumps({"error": reason, "status": "step 2/6 (5 remaining)"})
+    return rows
+
+
+def test_calls_with_no_allowed_form_and_unfinished_traces_are_skipped_and_counted(trials):
+    bad_arguments = trial("m1", "q1", 1, "A", search_calls="[]",
+                          messages=json.dumps(refused(trace("Yes", arguments="query=status"), "invalid arguments JSON")))  # fmt: skip
+    unknown_tool = trial("m1", "q1", 2, "A", search_calls="[]", messages=json.dumps(
+        refused([{**m, "tool_calls": [{**m["tool_calls"][0], "function": {"name": "browse", "arguments": "{}"}}]} if m.get("tool_calls") else m
+                 for m in trace("Yes")], "unknown tool: browse")))  # fmt: skip
     unfinished = trial("m1", "q2", 2, "A, C", messages=json.dumps(trace("A, C")[:3]))
-    selected = ex.select_sft_trials(trials_table([bad_arguments, unfinished]), "correct").trials
+    selected = ex.select_sft_trials(trials_table([bad_arguments, unknown_tool, unfinished]), "correct").trials
     sft, skipped = ex.sft_table(selected, {})
     assert sft.num_rows == 0
-    assert skipped == {"bad_tool_arguments": 1, "no_final_answer": 1}
+    assert skipped == {"bad_tool_arguments": 1, "no_final_answer": 1, "unknown_tool": 1}
+
+
+def test_exported_tool_calls_carry_exactly_the_query_the_harness_ran(trials):
+    # the model tried to move the search window; the harness ignored it and ran "status"
+    moved = trial("m1", "q1", 1, "A", messages=json.dumps(trace("Yes", arguments='{"query": " status ", "end_date": "2099-12-31"}')))
+    selected = ex.select_sft_trials(trials_table([moved]), "correct").trials
+    sft, skipped = ex.sft_table(selected, {})
+    (row,) = sft.to_pylist()
+    (call,) = row["messages"][1]["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == {"query": "status"}
+    assert row["raw_tool_arguments"] == ['{"query": " status ", "end_date": "2099-12-31"}']
+    assert row["schema_violations"] == ["call_1: argument 'end_date' is not in the schema"]
+    dropped, skipped = ex.sft_table(selected, {}, violations="drop")
+    assert dropped.num_rows == 0 and skipped == {"schema_violation": 1}
+
+
+def test_a_refused_call_with_a_query_is_exported_canonical_and_flagged(trials):
+    over_budget = trial("m1", "q1", 1, "A", search_calls="[]", messages=json.dumps(refused(trace("Yes"), "search budget exceeded")))
+    (row,) = ex.sft_table(ex.select_sft_trials(trials_table([over_budget]), "correct").trials, {})[0].to_pylist()
+    assert json.loads(row["messages"][1]["tool_calls"][0]["function"]["arguments"]) == {"query": "status"}
+    assert row["schema_violations"] == ["call_1: refused by the harness: search budget exceeded"]
+
+
+def test_every_exported_call_validates_against_the_offered_schema(trials):
+    sft, _ = ex.sft_table(ex.select_sft_trials(trials, "all").trials, {})
+    assert sft.num_rows
+    schema = SEARCH_TOOL["function"]["parameters"]
+    for row in sft.to_pylist():
+        for message in row["messages"]:
+            for call in message["tool_calls"] or []:
+                arguments = json.loads(call["function"]["arguments"])
+                assert set(arguments) == set(schema["required"]) == set(schema["properties"])
+                assert isinstance(arguments["query"], str) and call["function"]["name"] == SEARCH_TOOL["function"]["name"]
 
 
 @pytest.mark.parametrize(
@@ -278,9 +323,21 @@ def test_rl_rows_follow_the_verl_schema_with_evaluation_prompts():
     assert first["extra_info"] == {
         "split": "train", "index": 0, "q_id": "q1", "question_type": "yes_no", "choice_type": "single",
         "options": ["Yes", "No"], "end_time": "2026-03-20", "prediction_cutoff": "2026-03-18", "cutoff": "2025-09-29",
+        "tools_kwargs": {"web_search": {"create_kwargs": {"end_date": "2026-03-18"}}},
     }  # fmt: skip
+    assert "web_search" in first["prompt"][0]["content"]
+    assert [json.loads(tool) for tool in first["tools"]] == [WEB_SEARCH_TOOL]  # the prompt's tool ships with it
     assert second["extra_info"]["index"] == 1
     assert (second["answer"], second["options"], second["cutoff"]) == ("A, C", ["Red", "Green", "Blue"], KAPPA)
+
+
+def test_closed_book_rl_rows_neither_mention_nor_ship_a_tool(tmp_path, trials):
+    pq.write_table(trials, tmp_path / "trials.parquet")
+    splits = write_splits(tmp_path, {"cutoff-2025-09-29": questions_table()})
+    ex.run_export(tmp_path / "trials.parquet", splits, tmp_path / "out", ex.ExportSettings(rl_tools=False))
+    rows = pq.read_table(tmp_path / "out" / "rl" / "train.parquet").to_pylist()
+    assert rows and all(row["tools"] == [] and row["extra_info"]["tools_kwargs"] is None for row in rows)
+    assert not any("web_search" in m["content"] for row in rows for m in row["prompt"])
 
 
 def test_a_rendered_prompt_must_be_role_and_content():
@@ -305,14 +362,29 @@ def test_run_export_writes_all_files_deterministically(tmp_path, trials):
     settings = ex.ExportSettings(sft_mode="all")
     summary = ex.run_export(tmp_path / "trials.parquet", splits, tmp_path / "a", settings)
     ex.run_export(tmp_path / "trials.parquet", splits, tmp_path / "b", settings)
-    names = sorted(p.name for p in (tmp_path / "a").iterdir())
-    assert names == ["rl.parquet", "sft.parquet", "sft_openai.jsonl", "summary.json"]
+    names = sorted(str(p.relative_to(tmp_path / "a")) for p in (tmp_path / "a").rglob("*") if p.is_file())
+    assert names == ["rl/test.parquet", "rl/train.parquet", "sft/test.parquet", "sft/test_openai.jsonl",
+                     "sft/train.parquet", "sft/train_openai.jsonl", "summary.json"]  # fmt: skip
     for name in names:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
-    assert summary["sft"]["rows"] == 7 and summary["sft"]["rows_by_model"] == {"m1": 4, "m2": 3}
-    assert summary["rl"] == {"split": "train", "rows": 3, "rows_by_cutoff": {"2025-09-29": 2, "2026-01-27": 1}}
-    lines = (tmp_path / "a" / "sft_openai.jsonl").read_text().splitlines()
-    assert len(lines) == 7
+    assert (summary["sft"]["train_rows"], summary["sft"]["test_rows"]) == (7, 0)
+    assert summary["sft"]["rows_by_model"] == {"m1": 4, "m2": 3}
+    assert (summary["rl"]["train_rows"], summary["rl"]["test_rows"]) == (3, 0)
+    assert summary["rl"]["rows_by_cutoff"] == {"train": {"2025-09-29": 2, "2026-01-27": 1}, "test": {}}
+    assert len((tmp_path / "a" / "sft" / "train_openai.jsonl").read_text().splitlines()) == 7
+
+
+def test_sft_rows_land_in_the_split_of_their_question(tmp_path, trials):
+    pq.write_table(trials, tmp_path / "trials.parquet")
+    splits = tmp_path / "splits"
+    table = questions_table()
+    for split, part in (("train", table.filter(pa.compute.equal(table["id"], "q1"))), ("test", table.filter(pa.compute.equal(table["id"], "q2")))):
+        write_parquet(part, splits / "cutoff-2025-09-29" / f"{split}.parquet", QUESTION_SCHEMA, metadata={"delta_days": 1})
+    ex.run_export(tmp_path / "trials.parquet", splits, tmp_path / "out", ex.ExportSettings(sft_mode="all"))
+    train = pq.read_table(tmp_path / "out" / "sft" / "train.parquet")
+    test = pq.read_table(tmp_path / "out" / "sft" / "test.parquet")
+    assert set(train["q_id"].to_pylist()) == {"q1"} and set(test["q_id"].to_pylist()) == {"q2"}
+    assert set(train["split"].to_pylist()) == {"train"} and set(test["split"].to_pylist()) == {"test"}
 
 
 def test_settings_from_params_reject_bad_values():
@@ -321,8 +393,10 @@ def test_settings_from_params_reject_bad_values():
         ex.ExportSettings.from_params({"mode": "all"})
     with pytest.raises(ex.ExportError, match="sft_models must be a list"):
         ex.ExportSettings.from_params({"sft_models": "m1"})
-    with pytest.raises(ex.ExportError, match="rl_split must be train or test"):
-        ex.ExportSettings.from_params({"rl_split": "validation"})
+    with pytest.raises(ex.ExportError, match="sft_violations must be flag or drop"):
+        ex.ExportSettings.from_params({"sft_violations": "keep"})
+    with pytest.raises(ex.ExportError, match="rl_tools must be true or false"):
+        ex.ExportSettings.from_params({"rl_tools": "no"})
 
 
 def test_export_settings_read_the_evaluation_budgets_as_the_evaluator_does():
@@ -347,7 +421,7 @@ LOAD_SCRIPT = textwrap.dedent(
     import datasets
     out = {}
     for name in ("sft", "rl"):
-        ds = datasets.load_dataset("parquet", data_files=sys.argv[1] + f"/{name}.parquet", split="train")
+        ds = datasets.load_dataset("parquet", data_files=sys.argv[1] + f"/{name}/train.parquet", split="train")
         out[name] = ds.to_list()
     print(json.dumps(out, default=str))
     """
@@ -374,6 +448,7 @@ def test_exports_load_with_datasets_in_trl_shape(tmp_path, trials):
     assert [row["q_id"] for row in rl] == ["q1", "q2"]
     assert rl[0]["prompt"][0]["role"] == "user"
     assert rl[0]["reward_model"] == {"style": "rule", "ground_truth": "A"}
+    assert rl[0]["tools"] == [WEB_SEARCH_TOOL] and rl[0]["extra_info"]["tools_kwargs"]["web_search"]["create_kwargs"]["end_date"]
 
 
 # ---------------------------------------------------------------------------------------- against the evaluator
@@ -406,7 +481,7 @@ def test_on_a_real_evaluation_rl_prompts_equal_the_evaluation_prompts_and_reward
     first_messages = {
         row["q_id"]: json.loads(row["messages"])[0] for row in trials.select(["q_id", "messages"]).to_pylist()
     }
-    rl = pq.read_table(tmp_path / "out" / "rl.parquet").to_pylist()
+    rl = pq.read_table(tmp_path / "out" / "rl" / "train.parquet").to_pylist()
     assert len(rl) == 2
     for row in rl:
         assert row["prompt"] == [first_messages[row["q_id"]]]
@@ -419,7 +494,7 @@ def test_on_a_real_evaluation_rl_prompts_equal_the_evaluation_prompts_and_reward
     ]  # fmt: skip
     assert rewards == exam_scores(trials["pred"], trials["answer"]).tolist()
 
-    sft = pq.read_table(tmp_path / "out" / "sft.parquet")
+    sft = pq.read_table(tmp_path / "out" / "sft" / "train.parquet")
     assert sft.num_rows == 4 and set(sft["split"].to_pylist()) == {"train"}
-    for record in map(json.loads, (tmp_path / "out" / "sft_openai.jsonl").read_text().splitlines()):
+    for record in map(json.loads, (tmp_path / "out" / "sft" / "train_openai.jsonl").read_text().splitlines()):
         validate_openai_record(record)

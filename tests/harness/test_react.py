@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from oracleproto import tools
 from oracleproto.harness import react
 from oracleproto.harness.faults import AuthError
 from oracleproto.harness.react import (
@@ -230,7 +231,7 @@ def test_web_search_schema_is_locked():
     drifted = copy.deepcopy(WEB_SEARCH_TOOL)
     drifted["function"]["parameters"]["properties"]["end_date"] = {"type": "string"}
     with pytest.raises(AssertionError, match="exactly one argument"):
-        react._lock_tool_schema(drifted)
+        tools._lock_tool_schema(drifted)
 
 
 def test_prediction_cutoff():

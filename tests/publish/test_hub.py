@@ -186,7 +186,8 @@ def test_hub_folder_layout_and_card(project):
         "data/cutoff-2026-02-28/test-00000-of-00001.parquet",
         "data/sft/train-00000-of-00001.parquet",
         "data/rl/train-00000-of-00001.parquet",
-        "openai/sft.jsonl",
+        "data/rl/test-00000-of-00001.parquet",
+        "openai/sft_train.jsonl",
     }
     readme = (project.hub / "README.md").read_text()
     meta = front_matter(readme)
@@ -207,12 +208,12 @@ def test_hub_folder_layout_and_card(project):
     provenance = json.loads((project.hub / "provenance.json").read_text())
     assert provenance["hash_chain"] == HASHES
     sft_file = "data/sft/train-00000-of-00001.parquet"
-    assert provenance["files"][sft_file] == {"rows": 1, "sha256": hub.sha256_file(project.data / "export" / "sft.parquet")}
+    assert provenance["files"][sft_file] == {"rows": 1, "sha256": hub.sha256_file(project.data / "export" / "sft" / "train.parquet")}
     assert f"| `{sft_file}` | 1 | `{provenance['files'][sft_file]['sha256']}` |" in readme
 
 
 def test_hub_files_are_the_pipeline_outputs_byte_for_byte(project):
-    assert (project.hub / "data/rl/train-00000-of-00001.parquet").read_bytes() == (project.data / "export/rl.parquet").read_bytes()
+    assert (project.hub / "data/rl/train-00000-of-00001.parquet").read_bytes() == (project.data / "export/rl/train.parquet").read_bytes()
     split_file = project.data / "splits/cutoff-2026-01-31/test.parquet"
     assert (project.hub / "data/cutoff-2026-01-31/test-00000-of-00001.parquet").read_bytes() == split_file.read_bytes()
 
@@ -267,7 +268,12 @@ LOAD_ALL = textwrap.dedent(
 
 def test_every_config_loads_offline_equal_to_its_source(project, tmp_path):
     data = project.data
-    sources = {"questions/train": data / "questions.parquet", "sft/train": data / "export/sft.parquet", "rl/train": data / "export/rl.parquet"}
+    sources = {
+        "questions/train": data / "questions.parquet",
+        "sft/train": data / "export/sft/train.parquet",
+        "rl/train": data / "export/rl/train.parquet",
+        "rl/test": data / "export/rl/test.parquet",
+    }
     for cutoff in ("cutoff-2026-01-31", "cutoff-2026-02-28"):
         for name in ("train", "test"):
             sources[f"{cutoff}/{name}"] = data / "splits" / cutoff / f"{name}.parquet"
