@@ -5,7 +5,7 @@ either rule, so a change to the parser or the scorer changes the reward with it.
 
 Two entry points, one per trainer:
 
-* verl — ``custom_reward_function.path=<this file>``, ``.name=compute_score``;
+* verl (0.9) — ``reward.custom_reward_function.path=<this file>``, ``reward.custom_reward_function.name=compute_score`` (examples/verl/run_grpo.sh);
   ``extra_info`` is the row's ``extra_info`` struct of the exported RL parquet.
 * TRL — ``GRPOTrainer(reward_funcs=[forecast_reward])``; the RL parquet's ``answer``,
   ``question_type``, ``options`` and ``choice_type`` columns arrive as keyword arguments.
