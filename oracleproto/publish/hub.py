@@ -39,8 +39,11 @@ TYPE_BUCKETS = (
     ("multiple_choice/single", "MC single"),
     ("multiple_choice/multi", "MC multi"),
 )
-REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
-RELEASE_TAG = re.compile(r"^v\d+\.\d+\.\d+$")
+# ASCII only and matched whole (``$`` would accept a trailing newline, ``\d`` any Unicode digit)
+REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*", re.ASCII)
+RELEASE_TAG = re.compile(r"v[0-9]+\.[0-9]+\.[0-9]+", re.ASCII)
+TOKEN_PATTERNS = (re.compile(r"(Bearer\s+)\S+", re.IGNORECASE), re.compile(r"()hf_[A-Za-z0-9]{4,}"))
+REACH_TIMEOUT_S = 2.0
 SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")  # what the Hub's YAML data_files accepts
 TRUTHY = ("1", "ON", "YES", "TRUE")
 HEADING = re.compile(r"^#{1,4} ")
@@ -491,10 +494,47 @@ def provenance(repo_id: str, hash_chain: Mapping[str, Any], source: Mapping[str,
 
 
 def check_release(repo_id: str, tag: str) -> None:
-    if not REPO_ID.match(repo_id):
-        raise HubError(f"repo id {repo_id!r} is not ORG/NAME")
-    if not RELEASE_TAG.match(tag):
-        raise HubError(f"tag {tag!r} is not a release tag vX.Y.Z")
+    """A repo id and a release tag, refused before any network call: our whole-string ASCII
+    patterns, then the Hub's own validator (which also rejects ``--`` and ``..``)."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    if not REPO_ID.fullmatch(repo_id):
+        raise HubError(f"repo id {repo_id!r} is not ORG/NAME (ASCII letters, digits, '.', '_', '-')")
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as exc:
+        raise HubError(f"repo id {repo_id!r} is not valid on the Hub: {exc}") from None
+    if not RELEASE_TAG.fullmatch(tag):
+        raise HubError(f"tag {tag!r} is not a release tag vX.Y.Z (ASCII digits)")
+
+
+def redact_tokens(text: str, *secrets: str) -> str:
+    """``text`` with every bearer credential and ``hf_…`` token removed, whatever echoed it."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    for pattern in TOKEN_PATTERNS:
+        text = pattern.sub(lambda m: m.group(1) + "[redacted]", text)
+    return text
+
+
+def check_hub_reachable(what: str) -> None:
+    """Fail in seconds, with one line, when the Hub cannot be used: offline mode, or no
+    answer from the endpoint to one request without retries (instead of huggingface_hub's
+    retries with backoff, ~24 s of "Retrying in Ns")."""
+    from huggingface_hub import constants
+    from huggingface_hub.utils import get_session
+
+    if offline_mode():
+        raise HubError(f"{what} needs the Hub but HF_HUB_OFFLINE is set: unset it, or use a local folder")
+    try:
+        get_session().head(constants.ENDPOINT, timeout=REACH_TIMEOUT_S)
+    except hub_http_client().TransportError as exc:
+        raise HubError(
+            f"{what}: cannot reach the Hub at {constants.ENDPOINT} ({type(exc).__name__}); "
+            "working offline? set HF_HUB_OFFLINE=1 and use a local folder"
+        ) from None
 
 
 def offline_mode() -> bool:
@@ -565,7 +605,15 @@ def hub_http_client() -> Any:
 
 def publish(plan: ReleasePlan, token: str) -> Published:
     """``upload_folder`` then ``create_tag`` on the uploaded commit. Hub failures become a
-    HubError naming the step; the token never appears in a message."""
+    HubError naming the step; no token ever appears in a message (the server may echo it)."""
+    check_hub_reachable("publishing")
+    try:
+        return _upload_and_tag(plan, token)
+    except HubError as exc:
+        raise HubError(redact_tokens(str(exc), token)) from None
+
+
+def _upload_and_tag(plan: ReleasePlan, token: str) -> Published:
     from huggingface_hub import HfApi
     from huggingface_hub.errors import (
         HfHubHTTPError,
@@ -573,8 +621,6 @@ def publish(plan: ReleasePlan, token: str) -> Published:
         RepositoryNotFoundError,
     )
 
-    if offline_mode():
-        raise HubError("publishing needs the Hub but HF_HUB_OFFLINE is set: unset it, or use --dry-run")
     http = hub_http_client()
     api = HfApi(token=token)
     step = "upload_folder"

@@ -18,6 +18,7 @@ import yaml
 
 from oracleproto.errors import OracleProtoError
 from oracleproto.io import sha256_file
+from oracleproto.publish.hub import HubError, check_hub_reachable
 
 README = "README.md"
 
@@ -73,6 +74,10 @@ def load_config(source: str, config: str, revision: str | None = None) -> Any:
     from datasets import load_dataset
 
     if not looks_local(source):
+        try:
+            check_hub_reachable(f"loading {source}")
+        except HubError as exc:
+            raise LoadError(str(exc)) from None
         return load_dataset(source, config, revision=revision)
     if not Path(source).is_dir():
         raise LoadError(f"{source} is not a folder (a Hub id looks like ORG/NAME)")

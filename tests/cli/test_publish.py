@@ -4,7 +4,7 @@ import json
 import os
 import subprocess
 import sys
-import types
+import time
 from pathlib import Path
 
 import huggingface_hub
@@ -207,11 +207,53 @@ def test_load_names_an_unknown_config(hub_dir, tmp_path, monkeypatch):
     assert "questions" in result.output  # the card's configs are listed
 
 
-def test_an_unreachable_hub_is_one_clear_line(hub_dir, fake_hub, monkeypatch):
-    # huggingface_hub retries a refused connection with backoff (1+2+4+8+8 s): skip the waits
-    monkeypatch.setattr(huggingface_hub.utils._http, "time", types.SimpleNamespace(sleep=lambda seconds: None))
+def test_an_unreachable_hub_is_one_clear_line_in_seconds(hub_dir, fake_hub):
     fake = fake_hub(unreachable=True)
+    started = time.monotonic()
     result = runner.invoke(app, ["publish", "--hub-dir", str(hub_dir), "--repo-id", "org/OracleProto", "--tag", "v1.2.0"])
-    assert result.exit_code == 1
-    assert result.output.strip() == "error: upload_folder: cannot reach the Hub (ConnectError: connection refused)"
-    assert fake.requests  # (huggingface_hub 2 retries first; 1.x gives up at once)
+    assert result.exit_code == 1 and time.monotonic() - started < 3
+    assert result.output.strip() == (
+        f"error: publishing: cannot reach the Hub at {ENDPOINT} (ConnectError); working offline? set HF_HUB_OFFLINE=1 and use a local folder"
+    )
+    assert len(fake.requests) == 1  # one probe, no retries with backoff
+
+
+def test_a_closed_port_hub_fails_fast_for_load_too(tmp_path, monkeypatch):
+    monkeypatch.setattr(hf_constants, "ENDPOINT", "http://127.0.0.1:9")
+    started = time.monotonic()
+    result = runner.invoke(app, ["load", "questions", "--from", "org/OracleProto"])
+    assert result.exit_code == 1 and time.monotonic() - started < 3
+    assert result.output.startswith("error: loading org/OracleProto: cannot reach the Hub")
+
+
+def test_offline_hub_ids_fail_at_once_with_the_flag_named(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    result = runner.invoke(app, ["load", "questions", "--from", "org/OracleProto"])
+    assert result.exit_code == 1 and "HF_HUB_OFFLINE is set" in result.output
+
+
+def test_a_token_echoed_by_the_hub_is_never_printed(hub_dir, fake_hub, monkeypatch):
+    fake = fake_hub()
+
+    def echo(request):
+        fake.requests.append(request)
+        auth = request.headers.get("authorization", "")
+        return httpx2.Response(401, json={"error": f"token rejected: {auth} (also hf_abcdefghijkl)"})
+
+    huggingface_hub.set_client_factory(lambda: httpx2.Client(transport=httpx2.MockTransport(echo)))
+    huggingface_hub.close_session()
+    result = runner.invoke(app, ["publish", "--hub-dir", str(hub_dir), "--repo-id", "org/OracleProto", "--tag", "v1.2.0"])
+    assert result.exit_code == 1 and "[redacted]" in result.output
+    assert "hf_test_token" not in result.output and "hf_abcdefghijkl" not in result.output
+    assert any(r.headers.get("authorization") == "Bearer hf_test_token" for r in fake.requests)  # it was sent
+
+
+@pytest.mark.parametrize(
+    ("repo_id", "tag"),
+    [("org/name\n", "v1.0.0"), ("org/a..b", "v1.0.0"), ("org/a--b", "v1.0.0"), ("org/name", "v1.0.0\n"), ("org/name", "v\u0661.0.0"), ("ørg/name", "v1.0.0")],
+)
+def test_malformed_repo_ids_and_tags_are_refused_before_any_request(hub_dir, fake_hub, repo_id, tag):
+    fake = fake_hub()
+    result = runner.invoke(app, ["publish", "--hub-dir", str(hub_dir), "--repo-id", repo_id, "--tag", tag])
+    assert result.exit_code == 1 and result.output.startswith("error: ")
+    assert fake.requests == []
