@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import shutil
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -213,14 +214,44 @@ def audit_params(params: Mapping[str, Any]) -> dict[str, Any]:
     return {**(params.get("audit") or {}), "levels": (params.get("ingest") or {}).get("levels", [1, 2])}
 
 
+def _staging_paths(out: Path) -> tuple[Path, Path]:
+    """(where a build is assembled, where the previous output waits during the swap)."""
+    return out.parent / f".{out.name}.staging", out.parent / f".{out.name}.previous"
+
+
+def _recover(out: Path) -> None:
+    """Undo what a killed build left: a previous output mid-swap goes back, debris goes."""
+    staging, previous = _staging_paths(out)
+    if previous.exists() and not out.exists():
+        os.replace(previous, out)
+    for debris in (staging, previous):
+        if debris.exists():
+            shutil.rmtree(debris)
+
+
 def build(source_uri: str, params: Mapping[str, Any], out: Path) -> dict[str, Any]:
-    """ingest → audit → admit under ``out``; returns the audit report and admission summary."""
+    """ingest → audit → admit, assembled in a staging folder beside ``out`` and swapped in
+    only when every stage succeeded: a failed or killed build leaves the previous complete
+    output (a rerun first restores it if the kill fell between the two renames of the swap,
+    and removes staging debris). Returns the audit report and admission summary."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _recover(out)
+    staging, previous = _staging_paths(out)
     pool = pa.default_memory_pool()
-    ingest(source_uri, params.get("ingest") or {}, out)
-    pool.release_unused()  # stages run in one process here: hand freed memory back between them
-    report = run_audit(out, audit_params(params), out)
-    pool.release_unused()
-    summary = run_admit(out / QUESTIONS, params.get("admit") or {}, out)
+    try:
+        ingest(source_uri, params.get("ingest") or {}, staging)
+        pool.release_unused()  # stages run in one process here: hand freed memory back between them
+        report = run_audit(staging, audit_params(params), staging)
+        pool.release_unused()
+        summary = run_admit(staging / QUESTIONS, params.get("admit") or {}, staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if out.exists():
+        os.replace(out, previous)
+    os.replace(staging, out)
+    shutil.rmtree(previous, ignore_errors=True)
     return {"audit": report, "admission": summary}
 
 

@@ -1,3 +1,8 @@
+import signal
+import subprocess
+import sys
+import time
+
 """The whole corpus build on the paper's released 80 questions and on the embedded sample."""
 
 import json
@@ -84,3 +89,38 @@ def test_failed_validation_writes_nothing(project_root, tmp_path, params, monkey
     with pytest.raises(QuestionTableError):
         build_module.run_audit(tmp_path, build_module.audit_params(params), tmp_path)
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def _tree(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_killed_build_leaves_the_previous_output_and_a_rerun_cleans_up(project_root, tmp_path):
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "oracleproto", "build", "--source", "sample", "--out", str(out)]
+    subprocess.run(cmd, cwd=project_root, check=True, capture_output=True)
+    first = _tree(out)
+    for delay in (0.3, 0.8, 1.5):
+        process = subprocess.Popen(cmd, cwd=project_root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        previous = tmp_path / ".out.previous"
+        survivor = out if out.exists() else previous  # the swap's two renames: one of them holds it
+        assert _tree(survivor) == first
+    subprocess.run(cmd, cwd=project_root, check=True, capture_output=True)
+    assert _tree(out) == first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging or previous debris
+
+
+def test_a_rerun_restores_an_output_caught_between_the_two_renames(project_root, tmp_path, params, monkeypatch):
+    monkeypatch.chdir(project_root)
+    out = tmp_path / "out"
+    build("sample", params, out)
+    first = _tree(out)
+    out.rename(tmp_path / ".out.previous")  # killed after the first rename of the swap
+    (tmp_path / ".out.staging").mkdir()  # with a half-built staging folder
+    monkeypatch.setattr("oracleproto.corpus.build.run_admit", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        build("sample", params, out)  # the rerun fails too: the restored output must survive it
+    assert _tree(out) == first and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
