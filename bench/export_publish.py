@@ -25,16 +25,16 @@ sys.path.insert(0, str(ROOT))
 
 import pyarrow as pa  # noqa: E402
 
+from oracleproto.config import Publish, load_params  # noqa: E402
 from oracleproto.corpus.build import build as build_corpus  # noqa: E402
 from oracleproto.export.rewards import compute_score  # noqa: E402
 from oracleproto.export.trajectories import ExportSettings, run_export  # noqa: E402
 from oracleproto.io import read_parquet, write_json, write_parquet  # noqa: E402
 from oracleproto.letters import letters  # noqa: E402
-from oracleproto.params import load_params  # noqa: E402
 from oracleproto.parse import parse_answer  # noqa: E402
 from oracleproto.schema import TRIAL_SCHEMA  # noqa: E402
 from oracleproto.scoring import exam_scores  # noqa: E402
-from oracleproto.stages.publish import Layout, PublishParams  # noqa: E402
+from oracleproto.stages.publish import Layout  # noqa: E402
 from oracleproto.stages.publish import build as build_hub
 
 
@@ -89,7 +89,7 @@ def run(out: Path, n_models: int, n_trials: int) -> str:
         shutil.rmtree(out)
     data = out / "data"
     with contextlib.chdir(ROOT):
-        build_corpus("sample", load_params(ROOT / "params.yaml"), data)
+        build_corpus(load_params(ROOT / "params.yaml"), data)
     questions = read_parquet(data / "questions.parquet").to_pylist()
     rows = trial_rows(questions, n_models, n_trials)
     trials = pa.Table.from_pylist(rows, schema=TRIAL_SCHEMA)
@@ -103,7 +103,7 @@ def run(out: Path, n_models: int, n_trials: int) -> str:
           f"sft.parquet {(data / 'export' / 'sft.parquet').stat().st_size / 1e6:.2f} MB, "
           f"sft_openai.jsonl {(data / 'export' / 'sft_openai.jsonl').stat().st_size / 1e6:.2f} MB")
     layout = Layout(data=data, metrics=out / "metrics", cards=ROOT / "cards", hub=out / "hub")
-    listing = timed("publish (hub folder + card)", lambda: build_hub(layout, PublishParams()))
+    listing = timed("publish (hub folder + card)", lambda: build_hub(layout, Publish()))
     print(f"  hub: {len(listing)} files, {sum(f.size for f in listing) / 1e6:.2f} MB")
 
     def parity():

@@ -31,6 +31,13 @@ def error_of(data) -> str:
 # ---------------------------------------------------------------------------------------- reading
 
 
+def test_the_repository_params_load(project_root):
+    params = load_params(project_root / "params.yaml")
+    assert params.cutoffs["openai/gpt-4.1"] == dt.date(2024, 6, 30)  # YYYY-MM: the month's last day
+    assert params.evaluate.baselines == ("uniform", "first", "always_no", "base_rate")
+    assert params.evaluate.models == ()  # API models are opt-in
+
+
 def test_yaml_1_2_keeps_no_a_string(tmp_path):
     params = load_params(params_file(tmp_path, "ingest:\n  hf_split: no\nevaluate:\n  baselines: [no, first]\n"))
     assert params.ingest.hf_split == "no"  # YAML 1.1 (PyYAML) would read false

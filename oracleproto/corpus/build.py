@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from oracleproto.config import Audit, Ingest, Params
 from oracleproto.corpus import admit as adm
 from oracleproto.corpus.audit import AuditConfig, audit, quarantine_with_originals
 from oracleproto.corpus.sources import RAW_COLUMNS, SourceError, open_source
@@ -65,9 +66,10 @@ def table_metadata(path: str | Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------- ingest
-def ingest(source_uri: str, params: Mapping[str, Any], out: Path) -> dict[str, Any]:
-    """Read the source into ``raw/rows.parquet`` (streamed batch by batch) + ``raw/source.json``."""
-    data = open_source(source_uri, params)
+def ingest(settings: Ingest, out: Path) -> dict[str, Any]:
+    """Read ``settings.source`` into ``raw/rows.parquet`` (streamed batch by batch) + ``raw/source.json``."""
+    source_uri = settings.source
+    data = open_source(source_uri, settings)
     schema: pa.Schema | None = None
 
     def parts():
@@ -129,14 +131,14 @@ def _validate(questions: pa.Table) -> None:
     check_questions(questions)
 
 
-def run_audit(raw_dir: Path, params: Mapping[str, Any], out: Path) -> dict[str, Any]:
+def audit_config(params: Params) -> AuditConfig:
+    """The audit section plus the ingest levels (the level rule is applied by the audit)."""
+    return AuditConfig(levels=params.ingest.levels, **params.audit.fields_of(Audit))
+
+
+def run_audit(raw_dir: Path, config: AuditConfig, out: Path) -> dict[str, Any]:
     raw_path = raw_dir / RAW_ROWS
     info = json.loads((raw_dir / RAW_SOURCE).read_text())
-    config = AuditConfig(
-        levels=params.get("levels", (1, 2)),
-        post_resolution_phrases=params.get("post_resolution_phrases") or (),
-        outcome_markers=params.get("outcome_markers") or (),
-    )
     raw = read_parquet(raw_path, columns=list(RAW_COLUMNS))
     result = audit(raw, config)
     del raw
@@ -174,8 +176,7 @@ def run_audit(raw_dir: Path, params: Mapping[str, Any], out: Path) -> dict[str, 
 
 
 # ---------------------------------------------------------------------------------------- admit
-def run_admit(questions_path: Path, params: Mapping[str, Any], out: Path) -> dict[str, Any]:
-    config = adm.AdmissionConfig.from_params(params)
+def run_admit(questions_path: Path, config: adm.AdmissionConfig, out: Path) -> dict[str, Any]:
     questions = read_parquet(questions_path)
     base_meta = table_metadata(questions_path)
     splits_dir = out / SPLITS
@@ -208,19 +209,14 @@ def run_admit(questions_path: Path, params: Mapping[str, Any], out: Path) -> dic
     return summary
 
 
-def audit_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The audit section plus the ingest levels (the level rule is applied by the audit)."""
-    return {**(params.get("audit") or {}), "levels": (params.get("ingest") or {}).get("levels", [1, 2])}
-
-
-def build(source_uri: str, params: Mapping[str, Any], out: Path) -> dict[str, Any]:
+def build(params: Params, out: Path) -> dict[str, Any]:
     """ingest → audit → admit under ``out``; returns the audit report and admission summary."""
     pool = pa.default_memory_pool()
-    ingest(source_uri, params.get("ingest") or {}, out)
+    ingest(params.ingest, out)
     pool.release_unused()  # stages run in one process here: hand freed memory back between them
-    report = run_audit(out, audit_params(params), out)
+    report = run_audit(out, audit_config(params), out)
     pool.release_unused()
-    summary = run_admit(out / QUESTIONS, params.get("admit") or {}, out)
+    summary = run_admit(out / QUESTIONS, adm.admission_config(params), out)
     return {"audit": report, "admission": summary}
 
 

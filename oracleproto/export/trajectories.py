@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -32,8 +32,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from oracleproto.admission import prediction_cutoff, split_name
+from oracleproto.config import (
+    BASELINE_PREFIX,
+    Export,
+    Params,
+    PromptBudgets,
+    ProtocolSwitches,
+    SftMode,
+)
 from oracleproto.errors import OracleProtoError
-from oracleproto.harness.settings import BASELINE_PREFIX
 from oracleproto.io import (
     METADATA_KEY,
     read_parquet,
@@ -41,16 +48,14 @@ from oracleproto.io import (
     write_parquet,
     write_text,
 )
-from oracleproto.params import section
 from oracleproto.prompts import (
     PromptQuestion,
-    ProtocolSwitches,
     render_user_prompt,
     templates_from_schema,
 )
 from oracleproto.scoring import exam_scores
 
-SFT_MODES = ("correct", "all", "best_of_n")
+SFT_MODES = get_args(SftMode)
 ROLES = ("system", "user", "assistant", "tool")
 ABILITY = "forecasting"
 REWARD_STYLE = "rule"
@@ -512,54 +517,23 @@ SUMMARY_FILE = "summary.json"
 SPLIT_GLOB = "cutoff-*"
 
 
-@dataclass(frozen=True)
-class ExportSettings:
-    """The ``export`` params section plus the evaluation budgets the prompts need."""
+class ExportSettings(Export, PromptBudgets):
+    """The ``export`` section plus the budgets and protocol switches the prompts state."""
 
-    sft_mode: str = "correct"
-    sft_models: tuple[str, ...] | None = None
-    rl_split: str = "train"
-    max_steps: int = 6
-    max_search_calls: int = 4
     protocols: ProtocolSwitches = ProtocolSwitches()
 
-    @classmethod
-    def from_params(cls, export: Mapping[str, Any], **evaluation: Any) -> "ExportSettings":
-        unknown = sorted(set(export) - {"sft_mode", "sft_models", "rl_split"})
-        if unknown:
-            raise ExportError(f"params export: unknown key(s) {', '.join(unknown)} (known: sft_mode, sft_models, rl_split)")
-        mode = export.get("sft_mode", cls.sft_mode)
-        if mode not in SFT_MODES:
-            raise ExportError(f"params export.sft_mode must be one of {', '.join(SFT_MODES)}, got {mode!r}")
-        models = export.get("sft_models")
-        if models is not None and not (isinstance(models, list) and all(isinstance(m, str) for m in models)):
-            raise ExportError(f"params export.sft_models must be a list of model slugs or null, got {models!r}")
-        split = export.get("rl_split", cls.rl_split)
-        if split not in ("train", "test"):
-            raise ExportError(f"params export.rl_split must be train or test, got {split!r}")
-        return cls(sft_mode=mode, sft_models=None if models is None else tuple(models), rl_split=split, **evaluation)
 
+def export_settings(params: Params) -> ExportSettings:
+    """Settings from the params: the ``export`` section, and the prompt budgets and protocol
+    switches of the ``evaluate`` section read exactly as the evaluator reads them."""
+    from oracleproto.harness.plan import eval_settings
 
-def export_settings(params: Mapping[str, Any]) -> ExportSettings:
-    """Settings from the params file: the ``export`` section, and the prompt budgets and
-    protocol switches of the ``evaluate`` section read exactly as the evaluator reads them
-    (without an ``evaluate`` section: the evaluator's defaults)."""
-    export = section(params, "export")
-    if "evaluate" not in params:
-        return ExportSettings.from_params(export)
-    from oracleproto.harness.plan import settings_from_params
-    from oracleproto.harness.settings import SettingsError
-
-    try:
-        evaluation = settings_from_params(section(params, "evaluate"), section(params, "admit").get("delta_days", 1))
-    except SettingsError as exc:
-        raise ExportError(str(exc)) from exc
-    budgets = evaluation.budgets
-    return ExportSettings.from_params(
-        export,
-        max_steps=budgets.max_steps,
+    evaluation = eval_settings(params)
+    return ExportSettings(
+        **params.export.fields_of(Export),
+        max_steps=evaluation.budgets.max_steps,
         # the evaluator tells a model about its search budget only when search is on
-        max_search_calls=budgets.max_search_calls if evaluation.search_enabled else 0,
+        max_search_calls=evaluation.budgets.max_search_calls if evaluation.search_enabled else 0,
         protocols=evaluation.protocols,
     )
 

@@ -13,7 +13,6 @@ from oracleproto.scoring.scorer import (
     difficulty_tertile,
     leaderboard_markdown,
     pareto_frontier,
-    parse_weights,
     score_table,
     write_outputs,
 )
@@ -151,12 +150,3 @@ def test_leaderboard_marks_models_not_different_from_the_leader():
     assert "[" in lines[0] and "B = 400" in text
     plain = leaderboard_markdown(score_table(pa.Table.from_pylist(rows), n_bootstrap=0))
     assert "†" not in plain.split("\n\n")[1] and "Bootstrap disabled" in plain
-
-
-def test_parse_weights():
-    assert parse_weights("yes_no=0.15,binary_named=0.15,mc=0.70") == {"yes_no": 0.15, "binary_named": 0.15, "mc": 0.70}
-    assert parse_weights("mc=1") == {"yes_no": 0.0, "binary_named": 0.0, "mc": 1.0}
-    for bad, message in (("mcq=1", "unknown bucket"), ("mc", "not bucket=value"), ("mc=x", "not a number"),
-                         ("mc=-1", ">= 0"), ("mc=0", "at least one")):
-        with pytest.raises(ValueError, match=message):
-            parse_weights(bad)
