@@ -1,7 +1,13 @@
 """params.yaml as one typed configuration: YAML 1.2, unknown keys and broken rules as one line,
 defaults in oracleproto/config.py, overrides validated as the file is."""
 
+import csv
 import datetime as dt
+import io
+import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -166,3 +172,51 @@ def test_overrides_are_validated_as_the_file_is():
     assert params.evaluate.trials == 2  # frozen: overriding makes a new value
     with pytest.raises(ConfigError, match=r"^evaluate\.search: must be one of"):
         params.overridden({"evaluate": {"search": "bing"}})
+
+
+# ---------------------------------------------------------------------------------------- DVC
+
+EXPERIMENTS = [  # one key of every section: the -S assignment, a stage that re-runs, one upstream that does not
+    ("admit.delta_days=2", "admit", "audit"),
+    ("ingest.hf_split=validation", "ingest", None),
+    ('audit.outcome_markers=["(winner)"]', "audit", "ingest"),
+    # Hydra's override grammar (which -S parses) has no key with a "/": a slug is set by
+    # merging a mapping into models.
+    ("models={z-ai/glm-5: '2026-03'}", "admit", "audit"),
+    ("evaluate.trials=2", "evaluate", "admit"),
+    ("score.bootstrap=100", "score", "export"),
+    ("export.sft_mode=all", "export", "score"),
+    ("publish.pretty_name=Experiment", "publish", "export"),
+]
+
+
+def _run(cmd: list[str], cwd: Path) -> str:
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_dvc_exp_run_sets_a_key_of_every_section(project_root):
+    """`dvc exp run -S` writes params.yaml back (YAML 1.2): every run succeeds, re-runs the
+    stages that read the key and nothing upstream, and the file still loads."""
+    # Not pytest's tmp_path: other pytest sessions on the machine prune old base temp dirs.
+    with tempfile.TemporaryDirectory() as tmp:
+        clone = Path(tmp) / "oracleproto"
+        _run(["git", "clone", "-q", str(project_root), str(clone)], Path(tmp))
+        _run(["dvc", "repro"], clone)
+        for assignment, reruns, stays in EXPERIMENTS:
+            output = _run(["dvc", "exp", "run", "-S", assignment], clone)
+            assert f"Running stage '{reruns}'" in output, output
+            assert stays is None or f"Running stage '{stays}'" not in output, output
+            load_params(clone / "params.yaml")
+        params = load_params(clone / "params.yaml")
+        shown = list(csv.DictReader(io.StringIO(_run(["dvc", "exp", "show", "--csv"], clone))))
+    assert params.admit.delta_days == 2 and params.cutoffs["z-ai/glm-5"] == dt.date(2026, 3, 31)
+    assert params.cutoffs["openai/gpt-4.1"] == dt.date(2024, 6, 30)  # the other models stay
+    assert params.evaluate.baselines == ("uniform", "first", "always_no", "base_rate")
+    workspace = next(row for row in shown if row["rev"] == "workspace")
+    assert (workspace["admit.delta_days"], workspace["models.z-ai/glm-5"], workspace["export.sft_mode"]) == ("2", "2026-03", "all")
+    assert {"ingest.hf_split", "audit.outcome_markers", "evaluate.trials", "score.bootstrap", "publish.pretty_name"} <= set(workspace)
