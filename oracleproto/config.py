@@ -361,7 +361,7 @@ class Publish(Section):
 
 
 class Params(Section):
-    """``params.yaml``: one section per stage, and the models admit, evaluate and export share."""
+    """``params.yaml``: one section per stage, and the models admit and evaluate share."""
 
     ingest: Ingest = Ingest()
     audit: Audit = Audit()
