@@ -75,15 +75,18 @@ CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
+from oracleproto.config import parse_params
 from oracleproto.corpus import build as b
-stage, src, out, params = sys.argv[1], sys.argv[2], Path(sys.argv[3]), json.loads(sys.argv[4])
+from oracleproto.corpus.admit import admission_config
+stage, src, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+params = parse_params(json.loads(sys.argv[4])).overridden({"ingest": {"source": "parquet:" + src}})
 result = None
 if stage == "ingest":
-    b.ingest("parquet:" + src, params["ingest"], out)
+    b.ingest(params.ingest, out)
 elif stage == "audit":
-    result = b.run_audit(out, b.audit_params(params), out)
+    result = b.run_audit(out, b.audit_config(params), out)
 else:
-    b.run_admit(out / b.QUESTIONS, params["admit"], out)
+    b.run_admit(out / b.QUESTIONS, admission_config(params), out)
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"wall_s": time.perf_counter() - t0, "peak_rss_mib": rss, "audit": result}))
 """
@@ -105,7 +108,7 @@ def main() -> None:
         subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--generate-to", str(src)], check=True)
         gen_s = time.perf_counter() - t0
         params = {"ingest": {"levels": [1, 2]}, "audit": {"post_resolution_phrases": ["the result was"]},
-                  "admit": {"models": CUTOFFS, "delta_days": 1, "test_fraction": 0.2}}
+                  "models": CUTOFFS, "admit": {"delta_days": 1, "test_fraction": 0.2}}
         stages = {}
         for stage in ("ingest", "audit", "admit"):
             proc = subprocess.run(

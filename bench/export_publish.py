@@ -25,17 +25,17 @@ sys.path.insert(0, str(ROOT))
 
 import pyarrow as pa  # noqa: E402
 
+from oracleproto.config import Publish, load_params  # noqa: E402
 from oracleproto.corpus.build import build as build_corpus  # noqa: E402
 from oracleproto.export.rewards import compute_score  # noqa: E402
 from oracleproto.export.trajectories import ExportSettings, run_export  # noqa: E402
 from oracleproto.io import read_parquet, write_json, write_parquet  # noqa: E402
 from oracleproto.layout import SPLITS, sft_file, sft_openai_file
 from oracleproto.letters import letters  # noqa: E402
-from oracleproto.params import load_params  # noqa: E402
 from oracleproto.parse import parse_answer  # noqa: E402
 from oracleproto.schema import TRIAL_SCHEMA  # noqa: E402
 from oracleproto.scoring import exam_scores  # noqa: E402
-from oracleproto.stages.publish import Layout, PublishParams  # noqa: E402
+from oracleproto.stages.publish import Layout  # noqa: E402
 from oracleproto.stages.publish import build as build_hub
 
 
@@ -90,7 +90,7 @@ def run(out: Path, n_models: int, n_trials: int) -> str:
         shutil.rmtree(out)
     data = out / "data"
     with contextlib.chdir(ROOT):
-        build_corpus("sample", load_params(ROOT / "params.yaml"), data)
+        build_corpus(load_params(ROOT / "params.yaml"), data)
     questions = read_parquet(data / "questions.parquet").to_pylist()
     rows = trial_rows(questions, n_models, n_trials)
     trials = pa.Table.from_pylist(rows, schema=TRIAL_SCHEMA)
@@ -106,7 +106,7 @@ def run(out: Path, n_models: int, n_trials: int) -> str:
           f"rl rows {summary['rl']['train_rows']} + {summary['rl']['test_rows']}; "
           f"sft parquet {sft_mb:.2f} MB, openai jsonl {jsonl_mb:.2f} MB")
     layout = Layout(data=data, metrics=out / "metrics", cards=ROOT / "cards", hub=out / "hub")
-    listing = timed("publish (hub folder + card)", lambda: build_hub(layout, PublishParams()))
+    listing = timed("publish (hub folder + card)", lambda: build_hub(layout, Publish()))
     print(f"  hub: {len(listing)} files, {sum(f.size for f in listing) / 1e6:.2f} MB")
 
     def parity():

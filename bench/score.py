@@ -103,7 +103,8 @@ def run_cli(trials: Path, out: Path, bootstrap: int) -> dict:
 def in_process_breakdown(trials: Path, out: Path, bootstrap: int) -> dict:
     from oracleproto.scoring.prepare import prepare
     from oracleproto.scoring.probabilistic import belief_stats
-    from oracleproto.scoring.registry import DEFAULT_WEIGHTS, ScoreContext, compute_all
+    from oracleproto.config import Score
+    from oracleproto.scoring.registry import ScoreContext, compute_all
     from oracleproto.scoring.scorer import ScoreResult, read_trials, write_outputs
     from oracleproto.scoring.statistics import bootstrap as run_bootstrap
     from oracleproto.scoring.validate import validate_trials
@@ -117,7 +118,7 @@ def in_process_breakdown(trials: Path, out: Path, bootstrap: int) -> dict:
     times["validate_s"] = time.perf_counter() - t
     t = time.perf_counter()
     data = prepare(table)
-    context = ScoreContext(data, belief_stats(data, table, None), dict(DEFAULT_WEIGHTS))
+    context = ScoreContext(data, belief_stats(data, table, None), Score().weights)
     times["prepare_s"] = time.perf_counter() - t
     t = time.perf_counter()
     values = compute_all(context)

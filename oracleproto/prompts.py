@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from oracleproto.config import ProtocolSwitches
 from oracleproto.errors import OracleProtoError
 from oracleproto.letters import letter
 
@@ -242,21 +243,12 @@ def budget_awareness(max_steps: int, max_search_calls: int) -> str:
     )
 
 
-@dataclass(frozen=True)
-class ProtocolSwitches:
-    """Which tails the first message carries."""
+def reflection_text(protocols: ProtocolSwitches) -> str | None:
+    return REFLECTION_PROTOCOL if protocols.reflection else None
 
-    budget_awareness: bool = True
-    reflection: bool = True
-    belief: bool = False
 
-    @property
-    def reflection_text(self) -> str | None:
-        return REFLECTION_PROTOCOL if self.reflection else None
-
-    @property
-    def belief_text(self) -> str | None:
-        return BELIEF_PROTOCOL if self.belief else None
+def belief_text(protocols: ProtocolSwitches) -> str | None:
+    return BELIEF_PROTOCOL if protocols.belief else None
 
 
 def render_user_prompt(
@@ -271,10 +263,7 @@ def render_user_prompt(
     parts = [render_question(question, templates)]
     if protocols.budget_awareness:
         parts.append(budget_awareness(max_steps, max_search_calls))
-    if protocols.reflection_text is not None:
-        parts.append(protocols.reflection_text)
-    if protocols.belief_text is not None:
-        parts.append(protocols.belief_text)
+    parts += [text for text in (reflection_text(protocols), belief_text(protocols)) if text is not None]
     return "\n\n".join(parts)
 
 

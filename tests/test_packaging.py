@@ -17,7 +17,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
 def _name(requirement: str) -> str:
-    return re.split(r"[\[<>=!~;\s]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+    return re.sub(r"[._]", "-", re.split(r"[\[<>=!~;\s]", requirement, maxsplit=1)[0].lower())
 
 
 def _optional_imports(tree: ast.AST) -> set[int]:
@@ -50,7 +50,7 @@ def test_runtime_dependencies_are_what_the_library_imports():
     distributions = packages_distributions()
 
     def dists(names: set[str]) -> set[str]:
-        return {d.lower().replace("_", "-") for name in names for d in distributions.get(name, [name])}
+        return {_name(d) for name in names for d in distributions.get(name, [name])}
 
     declared = {_name(r) for r in PYPROJECT["project"]["dependencies"]}
     assert dists(_imported_top_levels()) <= declared  # every hard import is declared
@@ -65,7 +65,7 @@ def test_dvc_and_test_tools_are_extras_and_no_stage_package_is_installed():
 
 def test_the_lock_pins_every_runtime_dependency_with_hashes():
     lock = (ROOT / "requirements.lock").read_text()
-    pinned = {m.group(1).lower() for m in re.finditer(r"^([A-Za-z0-9_.-]+)==", lock, re.M)}
+    pinned = {_name(m.group(1)) for m in re.finditer(r"^([A-Za-z0-9_.-]+)==", lock, re.M)}
     assert {_name(r) for r in PYPROJECT["project"]["dependencies"] if "win32" not in r} <= pinned
     assert lock.count("==") == len(re.findall(r"^\S+==\S+ \\\n    --hash=sha256:", lock, re.M))
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+
+from oracleproto.config import default_of
 
 app = typer.Typer(
     name="oracleproto",
@@ -25,3 +29,19 @@ def fail(message: str, code: int = 1) -> None:
     """Print one clear error line to stderr and exit non-zero."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+PARAMS_HELP = "Params file (default: ./params.yaml if present, else the defaults of oracleproto/config.py)."
+
+
+def from_params(text: str, key: str) -> str:
+    """Help of a flag that overrides the params key ``key``: its default is the params value."""
+    return f"{text} [params: {key}, default {_flag_text(default_of(key))}]"
+
+
+def _flag_text(value: Any) -> str:
+    if isinstance(value, dict):
+        return ",".join(f"{name}={weight}" for name, weight in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or "none"
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)

@@ -8,10 +8,10 @@ from typing import Optional
 
 import typer
 
-from oracleproto.cli.app import app, fail
+from oracleproto.cli.app import PARAMS_HELP, app, fail, from_params
+from oracleproto.config import load_params
 from oracleproto.errors import OracleProtoError
 from oracleproto.io import read_table
-from oracleproto.params import load_params, section
 
 
 @app.command(
@@ -24,21 +24,22 @@ from oracleproto.params import load_params, section
     )
 )
 def build(
-    source: Optional[str] = typer.Option(None, help="Source URI: sample | hf:REPO_OR_DIR | sqlite:PATH | jsonl:PATH | parquet:PATH | csv:PATH (default: ingest.source in params)."),
+    source: Optional[str] = typer.Option(
+        None, help=from_params("Source URI: sample | hf:REPO_OR_DIR | sqlite:PATH | jsonl:PATH | parquet:PATH | csv:PATH.", "ingest.source")
+    ),
     out: Path = typer.Option(..., help="Output directory: questions.parquet, audit/, splits/ (and raw/) are written under it."),
-    params: Optional[Path] = typer.Option(None, help="Params file (default: ./params.yaml if present, else built-in defaults)."),
+    params: Optional[Path] = typer.Option(None, help=PARAMS_HELP),
 ) -> None:
     """Ingest → audit → admit into OUT, the same layout the DVC stages write under data/."""
     from oracleproto.corpus.build import build as run_build
 
     try:
-        config = load_params(params)
-        ingest = section(config, "ingest")
-        uri = source or ingest.get("source") or "sample"
-        result = run_build(uri, config, out)
+        config = load_params(params).overridden({"ingest": {"source": source}})
+        result = run_build(config, out)
     except OracleProtoError as exc:
         fail(str(exc))
         return
+    uri = config.ingest.source
     report = result["audit"]
     typer.echo(
         f"{uri}: {report['rows_in']} rows in → {report['rows_out']} questions, "

@@ -7,7 +7,8 @@ from typing import Any, Optional
 
 import typer
 
-from oracleproto.cli.app import app, fail
+from oracleproto.cli.app import PARAMS_HELP, app, fail, from_params
+from oracleproto.config import load_params
 
 ABORT_EXIT_CODE = 4
 
@@ -95,72 +96,57 @@ class _ProgressDisplay:
 )
 def evaluate(
     questions: Path = typer.Option(..., help="Question table (.parquet or .jsonl, seven columns); prompt templates come from its metadata."),
-    model: list[str] = typer.Option(..., help="Model slug, or baseline:uniform|first|no|base_rate; repeat for several."),
+    model: list[str] = typer.Option(..., help="Model slug (its cutoff and options from params models:), or baseline:uniform|first|no|base_rate; repeat for several."),
     out: Path = typer.Option(..., help="Run directory: trials.parquet, manifest.json, db/, calls.sqlite, logs/. Re-running resumes."),
-    trials: Optional[int] = typer.Option(None, min=1, help="Trials per question n (default: params evaluate.trials, else 3)."),
-    search: Optional[str] = typer.Option(None, help="Search backend: archive | tavily | none (default: params, else archive)."),
-    archive: Optional[Path] = typer.Option(None, help="Dated-document archive for --search archive (.jsonl or .parquet)."),
-    detector: Optional[str] = typer.Option(None, help="Leak detector: llm | heuristic | off (default: params, else heuristic)."),
-    cache: Optional[str] = typer.Option(None, help="Call cache: record | replay (offline, no keys; re-derives every trial) | off."),
+    trials: Optional[int] = typer.Option(None, help=from_params("Trials per question n.", "evaluate.trials")),
+    search: Optional[str] = typer.Option(None, help=from_params("Search backend: archive | tavily | none.", "evaluate.search")),
+    archive: Optional[Path] = typer.Option(None, help=from_params("Dated-document archive for --search archive (.jsonl or .parquet).", "evaluate.archive")),
+    detector: Optional[str] = typer.Option(None, help=from_params("Leak detector: llm | heuristic | off.", "evaluate.detector")),
+    cache: Optional[str] = typer.Option(None, help=from_params("Call cache: record | replay (offline, no keys; re-derives every trial) | off.", "evaluate.cache")),
     cache_file: Optional[Path] = typer.Option(None, help="Call cache file (default OUT/calls.sqlite); replay another run's cache with it."),
-    cutoff: list[str] = typer.Option([], help="SLUG=YYYY-MM-DD knowledge cutoff of a model not in params admit.models."),
+    cutoff: list[str] = typer.Option([], help="SLUG=YYYY-MM-DD (or YYYY-MM) knowledge cutoff of a model, over its params models: entry."),
     train: Optional[Path] = typer.Option(None, help="Train split for baseline:base_rate (default: train.parquet beside a test.parquet)."),
-    max_steps: Optional[int] = typer.Option(None, min=1, help="Step cap T (default 6)."),
-    max_search_calls: Optional[int] = typer.Option(None, min=0, help="Search cap C (default 4)."),
-    max_results: Optional[int] = typer.Option(None, min=1, help="Results per search R (default 5)."),
+    max_steps: Optional[int] = typer.Option(None, help=from_params("Step cap T.", "evaluate.max_steps")),
+    max_search_calls: Optional[int] = typer.Option(None, help=from_params("Search cap C.", "evaluate.max_search_calls")),
+    max_results: Optional[int] = typer.Option(None, help=from_params("Results per search R.", "evaluate.max_results")),
     min_search_calls: Optional[int] = typer.Option(
-        None, min=0, help="Nudge a reply given before this many searches (at most max_nudges times; default 0 = off)."
+        None, help=from_params("Nudge a reply given before this many searches (at most max_nudges times; 0 = off).", "evaluate.min_search_calls")
     ),
     final_answer_retry: Optional[bool] = typer.Option(
-        None, "--final-answer-retry/--no-final-answer-retry", help="One extra tool-less call when a trial ends unanswered (default off)."
+        None, "--final-answer-retry/--no-final-answer-retry",
+        help=from_params("One extra tool-less call when a trial ends unanswered.", "evaluate.final_answer_retry"),
     ),
-    delta: Optional[int] = typer.Option(None, min=1, help="Days δ between prediction cutoff and resolution (default: params admit.delta_days, else 1)."),
-    seed: Optional[int] = typer.Option(None, help="Seed of baseline:uniform (default 0)."),
+    delta: Optional[int] = typer.Option(None, help=from_params("Days δ between prediction cutoff and resolution.", "admit.delta_days")),
+    seed: Optional[int] = typer.Option(None, help=from_params("Seed of baseline:uniform.", "evaluate.seed")),
     http_transport: str = typer.Option("lean", help="Model-call transport: lean (default, low CPU) | httpx (httpx's own pool)."),
-    params: Optional[Path] = typer.Option(None, help="Params file (default: ./params.yaml if present)."),
+    params: Optional[Path] = typer.Option(None, help=PARAMS_HELP),
     progress: bool = typer.Option(True, help="Show a progress bar on stderr."),
 ) -> None:
     """Evaluate MODEL(s) on QUESTIONS: n trials per question, search masked to τ − δ, resumable, recorded."""
     from oracleproto.errors import OracleProtoError
     from oracleproto.harness.evaluate import EvaluationAborted
     from oracleproto.harness.evaluate import evaluate as run_evaluation
-    from oracleproto.harness.plan import model_spec_from_entry, settings_from_params
+    from oracleproto.harness.plan import eval_settings, model_spec
     from oracleproto.harness.questions import EvalJob, QuestionSet
-    from oracleproto.params import load_params, section
 
+    flags = {
+        "trials": trials, "search": search, "archive": str(archive) if archive else None, "detector": detector, "cache": cache,
+        "max_steps": max_steps, "max_search_calls": max_search_calls, "max_results": max_results,
+        "min_search_calls": min_search_calls, "final_answer_retry": final_answer_retry, "seed": seed,
+    }  # fmt: skip
     try:
-        config = load_params(params)
-        evaluate_params = section(config, "evaluate")
-        admit_params = section(config, "admit")
-        settings = settings_from_params(
-            {k: v for k, v in evaluate_params.items() if k not in ("models", "baselines", "split")},
-            delta_days=delta or admit_params.get("delta_days", 1),
-            trials=trials,
-            search=search,
-            archive=str(archive) if archive else None,
-            detector=detector,
-            cache=cache,
-            max_steps=max_steps,
-            max_search_calls=max_search_calls,
-            max_results=max_results,
-            min_search_calls=min_search_calls,
-            final_answer_retry=final_answer_retry,
-            seed=seed,
-        )
-        cutoffs = {**(admit_params.get("models") or {}), **_cutoff_overrides(cutoff)}
-        entries = {}
-        for entry in evaluate_params.get("models") or []:
-            slug = entry if isinstance(entry, str) else entry.get("slug")
-            entries[slug] = entry
         if http_transport not in ("lean", "httpx"):
             raise ValueError(f"--http-transport must be lean or httpx, got {http_transport!r}")
+        config = load_params(params).overridden({
+            "evaluate": flags,
+            "admit": {"delta_days": delta},
+            "models": {slug: {"cutoff": date} for slug, date in _cutoff_overrides(cutoff).items()},
+        })  # fmt: skip
+        settings = eval_settings(config)
         question_set = QuestionSet.load(questions)
         train_path = train or _train_beside(questions)
         train_set = QuestionSet.load(train_path) if train_path and any(m == "baseline:base_rate" for m in model) else None
-        jobs = [
-            EvalJob(spec=model_spec_from_entry(entries.get(slug, slug), cutoffs), questions=question_set, train=train_set)
-            for slug in model
-        ]
+        jobs = [EvalJob(spec=model_spec(slug, config.models), questions=question_set, train=train_set) for slug in model]
     except (OracleProtoError, ValueError) as exc:
         fail(str(exc))
         return

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from oracleproto.cli.app import app, fail
+from oracleproto.cli.app import PARAMS_HELP, app, fail, from_params
+from oracleproto.config import load_params
 from oracleproto.errors import OracleProtoError
 
 
@@ -23,28 +23,21 @@ def export(
     trials: Path = typer.Option(..., help="Trial table written by the evaluation (trials.parquet)."),
     splits: Path = typer.Option(..., help="Split sets of the admit stage: a folder of cutoff-YYYY-MM-DD/{train,test}.parquet."),
     out: Path = typer.Option(..., help="Output folder: sft/ and rl/ ({train,test}.parquet, and sft/*_openai.jsonl), summary.json."),
-    mode: Optional[str] = typer.Option(None, help="SFT trial selection: correct | all | best_of_n (default: export.sft_mode in params, else correct)."),
-    params: Optional[Path] = typer.Option(None, help="Params file (default: ./params.yaml if present): export section, and the evaluate budgets the RL prompts are rendered with."),
+    mode: Optional[str] = typer.Option(None, help=from_params("SFT trial selection: correct | all | best_of_n.", "export.sft_mode")),
+    violations: Optional[str] = typer.Option(
+        None, help=from_params("Trials whose tool calls broke the schema: flag (export, canonical arguments) | drop.", "export.sft_violations")
+    ),
+    params: Optional[Path] = typer.Option(None, help=PARAMS_HELP + " Its evaluate section gives the budgets the prompts state."),
 ) -> None:
     """Export SFT traces (TRL conversational parquet + OpenAI fine-tuning JSONL, trials that
     parsed and scored 1 by default) and RL prompts (verl / TRL GRPO parquet, one row per
     admitted question per cutoff, prompts rendered exactly as the evaluator renders them), each
     with the corpus' train and test splits."""
-    from oracleproto.export.trajectories import (  # heavy: only when exporting
-        SFT_MODES,
-        ExportError,
-        export_settings,
-        run_export,
-    )
-    from oracleproto.params import load_params
+    from oracleproto.export.trajectories import export_settings, run_export  # heavy: only when exporting
 
     try:
-        if mode is not None and mode not in SFT_MODES:
-            raise ExportError(f"--mode {mode!r} is not one of {', '.join(SFT_MODES)}")
-        settings = export_settings(load_params(params))
-        if mode is not None:
-            settings = dataclasses.replace(settings, sft_mode=mode)
-        summary = run_export(trials, splits, out, settings)
+        config = load_params(params).overridden({"export": {"sft_mode": mode, "sft_violations": violations}})
+        summary = run_export(trials, splits, out, export_settings(config))
     except OracleProtoError as exc:
         fail(str(exc))
         return

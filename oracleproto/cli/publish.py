@@ -8,10 +8,12 @@ from typing import Optional
 
 import typer
 
-from oracleproto.cli.app import app, fail
+from oracleproto.cli.app import PARAMS_HELP, app, fail, from_params
+from oracleproto.config import load_params
 from oracleproto.errors import OracleProtoError
 from oracleproto.publish.hub import HubError, offline_mode, plan_release
 from oracleproto.publish.hub import publish as publish_release
+from oracleproto.publish.hubdir import Layout
 
 
 @app.command(
@@ -22,16 +24,18 @@ from oracleproto.publish.hub import publish as publish_release
     )
 )
 def publish(
-    hub_dir: Path = typer.Option(Path("hub"), "--hub-dir", help="The hub folder built by the publish stage (`dvc repro publish`)."),
-    repo_id: str = typer.Option(..., "--repo-id", help="Dataset repo on the Hub, ORG/NAME (it must exist)."),
+    hub_dir: Path = typer.Option(Layout().hub, "--hub-dir", help="The hub folder built by the publish stage (`dvc repro publish`)."),
+    repo_id: Optional[str] = typer.Option(None, "--repo-id", help=from_params("Dataset repo on the Hub, ORG/NAME (it must exist).", "publish.repo_id")),
     tag: str = typer.Option(..., "--tag", help="Release tag vX.Y.Z, created on the uploaded commit."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the operations and every file with its sha256; send nothing."),
+    params: Optional[Path] = typer.Option(None, help=PARAMS_HELP),
 ) -> None:
     """Upload the hub folder to a Hugging Face dataset repo (upload_folder), then tag the commit
     (create_tag). Needs HF_TOKEN with write access; --dry-run needs neither token nor network."""
     try:
+        repo_id = load_params(params).overridden({"publish": {"repo_id": repo_id}}).publish.repo_id
         plan = plan_release(hub_dir, repo_id, tag)
-    except HubError as exc:
+    except OracleProtoError as exc:
         fail(str(exc))
         return
     if dry_run:

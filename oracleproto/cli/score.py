@@ -7,8 +7,9 @@ from typing import Optional
 
 import typer
 
-from oracleproto.cli.app import app, fail
-from oracleproto.io import SourceReadError
+from oracleproto.cli.app import PARAMS_HELP, app, fail, from_params
+from oracleproto.config import load_params
+from oracleproto.errors import OracleProtoError
 
 
 @app.command(
@@ -23,19 +24,25 @@ from oracleproto.io import SourceReadError
 def score(
     trials: Path = typer.Option(..., help="Trial table (.parquet or .jsonl): one row per (model, q_id, trial)."),
     out: Path = typer.Option(..., help="Output directory: summary.json, buckets.csv/.md, questions.parquet, pairwise.csv, leaderboard.md, difficulty.csv, plots/."),
-    weights: str = typer.Option("yes_no=0.15,binary_named=0.15,mc=0.70", help="Composite weights per bucket (Eq. 19); a bucket left out weighs 0."),
-    bootstrap: int = typer.Option(5000, min=0, help="Bootstrap replicates over questions for intervals and pairwise tests; 0 disables the statistics."),
-    seed: int = typer.Option(0, min=0, help="Seed of the bootstrap."),
-    fallback_belief: Optional[float] = typer.Option(None, help="Build belief vectors from parsed answers (chosen letters 1-EPS, the rest share EPS) where no belief exists."),
+    weights: Optional[str] = typer.Option(None, help=from_params("Composite weights per bucket (Eq. 19); a bucket left out weighs 0.", "score.weights")),
+    bootstrap: Optional[int] = typer.Option(
+        None, help=from_params("Bootstrap replicates over questions for intervals and pairwise tests; 0 disables the statistics.", "score.bootstrap")
+    ),
+    seed: Optional[int] = typer.Option(None, help=from_params("Seed of the bootstrap.", "score.seed")),
+    fallback_belief: Optional[float] = typer.Option(
+        None, help=from_params("Build belief vectors from parsed answers (chosen letters 1-EPS, the rest share EPS) where no belief exists.", "score.fallback_belief")
+    ),
+    params: Optional[Path] = typer.Option(None, help=PARAMS_HELP),
 ) -> None:
     """Score TRIALS into OUT: METRICS.md metrics per model, buckets, questions, intervals, pairwise tests, leaderboard."""
     from oracleproto.scoring.scorer import score_file, write_outputs
-    from oracleproto.scoring.validate import TrialTableError
 
+    flags = {"weights": weights, "bootstrap": bootstrap, "seed": seed, "fallback_belief": fallback_belief}
     try:
-        result = score_file(trials, weights=weights, fallback_belief=fallback_belief, n_bootstrap=bootstrap, seed=seed)
+        config = load_params(params).overridden({"score": flags})
+        result = score_file(trials, config.score)
         write_outputs(result, out)
-    except (SourceReadError, TrialTableError, ValueError) as exc:
+    except OracleProtoError as exc:
         fail(str(exc))
         return
     for model in result.models:

@@ -5,47 +5,37 @@ and a log with one row per (model, question) saying whether it was admitted and 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from oracleproto.admission import (
-    AdmissionError,
     admitted_mask,
     end_days,
     first_admitted_day,
-    parse_cutoff,
     split_name,
 )
+from oracleproto.config import Admit, Cutoff, Params
 from oracleproto.schema import ADMISSION_LOG_SCHEMA
 
 ADMITTED = "admitted"
 CUTOFF_TOO_LATE = "cutoff_after_prediction_cutoff"
 
 
-@dataclass(frozen=True)
-class AdmissionConfig:
-    models: Mapping[str, dt.date]
-    delta_days: int = 1
-    test_fraction: float = 0.2
+class AdmissionConfig(Admit):
+    """The ``admit`` section with the cutoffs of ``models``."""
 
-    @classmethod
-    def from_params(cls, params: Mapping) -> "AdmissionConfig":
-        models = {str(name): parse_cutoff(cutoff, str(name)) for name, cutoff in (params.get("models") or {}).items()}
-        delta = params.get("delta_days", 1)
-        fraction = params.get("test_fraction", 0.2)
-        if not isinstance(delta, int) or delta < 1:
-            raise AdmissionError(f"admit.delta_days must be an integer >= 1 (so that τ − δ < τ), got {delta!r}")
-        if not (isinstance(fraction, (int, float)) and 0 <= fraction <= 1):
-            raise AdmissionError(f"admit.test_fraction must be in [0, 1], got {fraction!r}")
-        return cls(models=models, delta_days=delta, test_fraction=float(fraction))
+    models: dict[str, Cutoff]
 
     @property
     def cutoffs(self) -> list[dt.date]:
         return sorted(set(self.models.values()))
+
+
+def admission_config(params: Params) -> AdmissionConfig:
+    return AdmissionConfig(**params.admit.fields_of(Admit), models=params.cutoffs)
 
 
 def _sorted_chronologically(questions: pa.Table) -> bool:

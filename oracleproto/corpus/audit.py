@@ -50,9 +50,9 @@ _ANSWER_TOKENS = r"^\s*[^\s,]\s*(?:[,\s]\s*[^\s,]\s*)*$"
 
 @dataclass
 class AuditConfig:
-    levels: Sequence[int] | None = (1, 2)
-    post_resolution_phrases: Sequence[str] = ()
-    outcome_markers: Sequence[str] = ()
+    levels: Sequence[int] | None  # None: every level (defaults: oracleproto.config)
+    post_resolution_phrases: Sequence[str]
+    outcome_markers: Sequence[str]
 
 
 @dataclass

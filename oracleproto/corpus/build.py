@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from oracleproto.config import Audit, Ingest, Params
 from oracleproto.corpus import admit as adm
 from oracleproto.corpus.audit import AuditConfig, audit, quarantine_with_originals
 from oracleproto.corpus.sources import RAW_COLUMNS, SourceError, open_source
@@ -66,9 +67,10 @@ def table_metadata(path: str | Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------- ingest
-def ingest(source_uri: str, params: Mapping[str, Any], out: Path) -> dict[str, Any]:
-    """Read the source into ``raw/rows.parquet`` (streamed batch by batch) + ``raw/source.json``."""
-    data = open_source(source_uri, params)
+def ingest(settings: Ingest, out: Path) -> dict[str, Any]:
+    """Read ``settings.source`` into ``raw/rows.parquet`` (streamed batch by batch) + ``raw/source.json``."""
+    source_uri = settings.source
+    data = open_source(source_uri, settings)
     schema: pa.Schema | None = None
 
     def parts():
@@ -130,14 +132,14 @@ def _validate(questions: pa.Table) -> None:
     check_questions(questions)
 
 
-def run_audit(raw_dir: Path, params: Mapping[str, Any], out: Path) -> dict[str, Any]:
+def audit_config(params: Params) -> AuditConfig:
+    """The audit section plus the ingest levels (the level rule is applied by the audit)."""
+    return AuditConfig(levels=params.ingest.levels, **params.audit.fields_of(Audit))
+
+
+def run_audit(raw_dir: Path, config: AuditConfig, out: Path) -> dict[str, Any]:
     raw_path = raw_dir / RAW_ROWS
     info = json.loads((raw_dir / RAW_SOURCE).read_text())
-    config = AuditConfig(
-        levels=params.get("levels", (1, 2)),
-        post_resolution_phrases=params.get("post_resolution_phrases") or (),
-        outcome_markers=params.get("outcome_markers") or (),
-    )
     raw = read_parquet(raw_path, columns=list(RAW_COLUMNS))
     result = audit(raw, config)
     del raw
@@ -175,8 +177,7 @@ def run_audit(raw_dir: Path, params: Mapping[str, Any], out: Path) -> dict[str, 
 
 
 # ---------------------------------------------------------------------------------------- admit
-def run_admit(questions_path: Path, params: Mapping[str, Any], out: Path) -> dict[str, Any]:
-    config = adm.AdmissionConfig.from_params(params)
+def run_admit(questions_path: Path, config: adm.AdmissionConfig, out: Path) -> dict[str, Any]:
     questions = read_parquet(questions_path)
     base_meta = table_metadata(questions_path)
     splits_dir = out / SPLITS
@@ -209,11 +210,6 @@ def run_admit(questions_path: Path, params: Mapping[str, Any], out: Path) -> dic
     return summary
 
 
-def audit_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The audit section plus the ingest levels (the level rule is applied by the audit)."""
-    return {**(params.get("audit") or {}), "levels": (params.get("ingest") or {}).get("levels", [1, 2])}
-
-
 def _staging_paths(out: Path) -> tuple[Path, Path]:
     """(where a build is assembled, where the previous output waits during the swap)."""
     return out.parent / f".{out.name}.staging", out.parent / f".{out.name}.previous"
@@ -229,7 +225,7 @@ def _recover(out: Path) -> None:
             shutil.rmtree(debris)
 
 
-def build(source_uri: str, params: Mapping[str, Any], out: Path) -> dict[str, Any]:
+def build(params: Params, out: Path) -> dict[str, Any]:
     """ingest → audit → admit, assembled in a staging folder beside ``out`` and swapped in
     only when every stage succeeded: a failed or killed build leaves the previous complete
     output (a rerun first restores it if the kill fell between the two renames of the swap,
@@ -240,11 +236,11 @@ def build(source_uri: str, params: Mapping[str, Any], out: Path) -> dict[str, An
     staging, previous = _staging_paths(out)
     pool = pa.default_memory_pool()
     try:
-        ingest(source_uri, params.get("ingest") or {}, staging)
+        ingest(params.ingest, staging)
         pool.release_unused()  # stages run in one process here: hand freed memory back between them
-        report = run_audit(staging, audit_params(params), staging)
+        report = run_audit(staging, audit_config(params), staging)
         pool.release_unused()
-        summary = run_admit(staging / QUESTIONS, params.get("admit") or {}, staging)
+        summary = run_admit(staging / QUESTIONS, adm.admission_config(params), staging)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -18,14 +18,13 @@ null, never a missing key.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -33,8 +32,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from oracleproto.admission import prediction_cutoff, split_name
+from oracleproto.config import (
+    BASELINE_PREFIX,
+    Export,
+    Params,
+    PromptBudgets,
+    ProtocolSwitches,
+    SftMode,
+)
 from oracleproto.errors import OracleProtoError
-from oracleproto.harness.settings import BASELINE_PREFIX
 from oracleproto.io import (
     METADATA_KEY,
     read_parquet,
@@ -49,17 +55,15 @@ from oracleproto.layout import (
     sft_file,
     sft_openai_file,
 )
-from oracleproto.params import section
 from oracleproto.prompts import (
     PromptQuestion,
-    ProtocolSwitches,
     render_user_prompt,
     templates_from_schema,
 )
 from oracleproto.scoring import exam_scores
 from oracleproto.tools import WEB_SEARCH, WEB_SEARCH_TOOL
 
-SFT_MODES = ("correct", "all", "best_of_n")
+SFT_MODES = get_args(SftMode)
 ROLES = ("system", "user", "assistant", "tool")
 ABILITY = "forecasting"
 REWARD_STYLE = "rule"
@@ -589,42 +593,12 @@ def user_prompt_renderer(
 # Files: what the export stage and `oracleproto export` write
 
 SPLIT_GLOB = "cutoff-*"
-SFT_VIOLATIONS = ("flag", "drop")
 
 
-@dataclass(frozen=True)
-class ExportSettings:
-    """The ``export`` params section plus the evaluation budgets the prompts need."""
+class ExportSettings(Export, PromptBudgets):
+    """The ``export`` section plus the budgets and protocol switches the prompts state."""
 
-    sft_mode: str = "correct"
-    sft_models: tuple[str, ...] | None = None
-    sft_violations: str = "flag"  # flag: export with canonical arguments, flagged; drop: skip
-    rl_tools: bool = True  # false: closed-book RL prompts (no search budget line, no tools)
-    max_steps: int = 6
-    max_search_calls: int = 4
     protocols: ProtocolSwitches = ProtocolSwitches()
-
-    @classmethod
-    def from_params(cls, export: Mapping[str, Any], **evaluation: Any) -> "ExportSettings":
-        known = ("sft_mode", "sft_models", "sft_violations", "rl_tools")
-        unknown = sorted(set(export) - set(known))
-        if unknown:
-            raise ExportError(f"params export: unknown key(s) {', '.join(unknown)} (known: {', '.join(known)})")
-        mode = export.get("sft_mode", cls.sft_mode)
-        if mode not in SFT_MODES:
-            raise ExportError(f"params export.sft_mode must be one of {', '.join(SFT_MODES)}, got {mode!r}")
-        models = export.get("sft_models")
-        if models is not None and not (isinstance(models, list) and all(isinstance(m, str) for m in models)):
-            raise ExportError(f"params export.sft_models must be a list of model slugs or null, got {models!r}")
-        violations = export.get("sft_violations", cls.sft_violations)
-        if violations not in SFT_VIOLATIONS:
-            raise ExportError(f"params export.sft_violations must be flag or drop, got {violations!r}")
-        rl_tools = export.get("rl_tools", cls.rl_tools)
-        if not isinstance(rl_tools, bool):
-            raise ExportError(f"params export.rl_tools must be true or false, got {rl_tools!r}")
-        return cls(
-            sft_mode=mode, sft_models=None if models is None else tuple(models), sft_violations=violations, rl_tools=rl_tools, **evaluation
-        )
 
     @property
     def rl_search_calls(self) -> int:
@@ -637,29 +611,20 @@ class ExportSettings:
         protocol, which asks for probabilities, stays as configured)."""
         if self.rl_search_calls > 0:
             return self.protocols
-        return dataclasses.replace(self.protocols, budget_awareness=False, reflection=False)
+        return self.protocols.model_copy(update={"budget_awareness": False, "reflection": False})
 
 
-def export_settings(params: Mapping[str, Any]) -> ExportSettings:
-    """Settings from the params file: the ``export`` section, and the prompt budgets and
-    protocol switches of the ``evaluate`` section read exactly as the evaluator reads them
-    (without an ``evaluate`` section: the evaluator's defaults)."""
-    export = section(params, "export")
-    if "evaluate" not in params:
-        return ExportSettings.from_params(export)
-    from oracleproto.harness.plan import settings_from_params
-    from oracleproto.harness.settings import SettingsError
+def export_settings(params: Params) -> ExportSettings:
+    """Settings from the params: the ``export`` section, and the prompt budgets and protocol
+    switches of the ``evaluate`` section read exactly as the evaluator reads them."""
+    from oracleproto.harness.plan import eval_settings
 
-    try:
-        evaluation = settings_from_params(section(params, "evaluate"), section(params, "admit").get("delta_days", 1))
-    except SettingsError as exc:
-        raise ExportError(str(exc)) from exc
-    budgets = evaluation.budgets
-    return ExportSettings.from_params(
-        export,
-        max_steps=budgets.max_steps,
+    evaluation = eval_settings(params)
+    return ExportSettings(
+        **params.export.fields_of(Export),
+        max_steps=evaluation.budgets.max_steps,
         # the evaluator tells a model about its search budget only when search is on
-        max_search_calls=budgets.max_search_calls if evaluation.search_enabled else 0,
+        max_search_calls=evaluation.budgets.max_search_calls if evaluation.search_enabled else 0,
         protocols=evaluation.protocols,
     )
 

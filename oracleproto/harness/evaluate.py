@@ -40,6 +40,7 @@ from typing import Any
 import httpx
 
 from oracleproto.admission import admissible
+from oracleproto.config import SearchOptions
 from oracleproto.errors import OracleProtoError
 from oracleproto.harness.faults import AuthError, classify
 from oracleproto.harness.llm import (
@@ -126,14 +127,13 @@ def default_search_factory(
     from oracleproto.harness.detector import DetectorSettings, LeakDetector
     from oracleproto.harness.search import SearchSettings, make_backend
 
-    values = {
-        **dict(settings.search_options),
-        "max_results": settings.budgets.max_results,
-        "detector_mode": settings.detector,
-        "archive_path": settings.archive_path,
-    }
+    search_settings = SearchSettings(
+        **settings.search_options.fields_of(SearchOptions),
+        max_results=settings.budgets.max_results,
+        detector_mode=settings.detector,
+        archive_path=settings.archive_path,
+    )
     try:
-        search_settings = SearchSettings.from_mapping(values)
         detector = None
         if settings.detector == "llm":
             detector_settings = DetectorSettings.from_env(env, require_endpoint=cache.mode != "replay")

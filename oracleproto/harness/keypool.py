@@ -17,8 +17,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from oracleproto.config import SearchOptions
 from oracleproto.harness.faults import AUTH, RATE_LIMIT
 from oracleproto.harness.settings import SECRETS, SettingsError, is_placeholder
+
+COOLDOWN_S = SearchOptions().key_cooldown_s  # evaluate.search_options.key_cooldown_s
 
 
 def read_keys(name: str, environ: Mapping[str, str]) -> tuple[str, ...]:
@@ -66,7 +69,7 @@ class _KeyState:
 class KeyPool:
     """Least-used rotation over a fixed set of keys with cooldown and blacklist."""
 
-    def __init__(self, keys: Sequence[str], cooldown_s: float = 60.0, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, keys: Sequence[str], cooldown_s: float = COOLDOWN_S, clock: Callable[[], float] = time.monotonic):
         if not keys:
             raise ValueError("a key pool needs at least one key")
         if len(set(keys)) != len(keys):
@@ -113,7 +116,7 @@ class KeyPool:
 _SHARED: dict[tuple[str, ...], KeyPool] = {}
 
 
-def shared_pool(keys: Sequence[str], cooldown_s: float = 60.0) -> KeyPool:
+def shared_pool(keys: Sequence[str], cooldown_s: float = COOLDOWN_S) -> KeyPool:
     """The process-wide pool for ``keys`` (the first caller's cooldown wins)."""
     signature = tuple(keys)
     pool = _SHARED.get(signature)

@@ -12,7 +12,7 @@ from oracleproto.harness.questions import EvalJob
 from oracleproto.harness.replay import canonical_json
 from oracleproto.harness.runstore import store_filename
 from oracleproto.harness.settings import EvalSettings, resume_fingerprint
-from oracleproto.prompts import text_hash16
+from oracleproto.prompts import belief_text, reflection_text, text_hash16
 
 
 def detector_snapshot(settings: EvalSettings, env: Mapping[str, str], searching: bool) -> dict[str, Any] | None:
@@ -39,8 +39,8 @@ def job_fingerprint(job: EvalJob, snapshot: Mapping[str, Any], settings: EvalSet
         "model": next(m for m in fingerprint["models"] if m["label"] == job.label),
         "questions": job.questions.fingerprint(),
         "train": job.train.fingerprint() if job.train else None,
-        "reflection_protocol_hash": text_hash16(settings.protocols.reflection_text),
-        "belief_protocol_hash": text_hash16(settings.protocols.belief_text),
+        "reflection_protocol_hash": text_hash16(reflection_text(settings.protocols)),
+        "belief_protocol_hash": text_hash16(belief_text(settings.protocols)),
         "leak_detector_prompt_hash": detector_fingerprint(settings),
     }
 
@@ -74,8 +74,8 @@ def build_manifest(
         "models": models,
         "hash_chain": {
             "sources": sources,
-            "reflection_protocol_hash": text_hash16(settings.protocols.reflection_text),
-            "belief_protocol_hash": text_hash16(settings.protocols.belief_text),
+            "reflection_protocol_hash": text_hash16(reflection_text(settings.protocols)),
+            "belief_protocol_hash": text_hash16(belief_text(settings.protocols)),
             "leak_detector_prompt_hash": detector_fingerprint(settings),
             "config_snapshot_hash": hashlib.sha256(canonical_json(snapshot).encode()).hexdigest(),
         },

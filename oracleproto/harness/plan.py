@@ -1,5 +1,5 @@
-"""Params (the ``evaluate`` section of params.yaml) → settings, model specs and the jobs of
-the DVC stage: the baselines on every cutoff's split, plus opt-in API models."""
+"""Params → evaluation settings, model specs and the jobs of the DVC stage: the baselines on
+every cutoff's split, plus the API models that ``evaluate.models`` opts in."""
 
 from __future__ import annotations
 
@@ -7,16 +7,19 @@ import os
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
+from oracleproto.admission import split_name
+from oracleproto.config import LoopBudgets, ModelEntry, Params, RunKnobs
 from oracleproto.harness.manifest import run_key
 from oracleproto.harness.questions import EvalJob, EvaluationError, QuestionSet
 from oracleproto.harness.settings import (
+    BASELINE_PREFIX,
+    BASELINES,
+    Budgets,
     EvalSettings,
     ModelSpec,
     SettingsError,
     config_snapshot,
-    reject_online,
 )
 
 TRIALS_FILE = "trials.parquet"
@@ -25,161 +28,54 @@ CACHE_FILE = "calls.sqlite"
 LOG_FILE = "logs/evaluate.log"
 
 
-SETTINGS_KEYS = (
-    "trials", "max_steps", "max_search_calls", "max_results", "lookahead", "drop_tools_when_spent", "force_final",
-    "min_search_calls", "max_nudges", "final_answer_retry", "seed", "search", "archive", "detector", "search_options", "cache", "protocols", "sampling", "concurrency",
-    "baselines", "split", "models",
-)
+def eval_settings(params: Params) -> EvalSettings:
+    """:class:`EvalSettings` from the ``evaluate`` section and ``admit.delta_days``."""
+    evaluate = params.evaluate
+    budgets = Budgets(**evaluate.fields_of(LoopBudgets), delta_days=params.admit.delta_days)
+    return EvalSettings(**evaluate.fields_of(RunKnobs), budgets=budgets)
 
 
-MODEL_KEYS = (
-    "slug", "label", "cutoff", "base_url_env", "api_key_env", "max_tokens_param", "omit_sampling", "reasoning",
-    "price_prompt_per_mtok", "price_completion_per_mtok",
-)
-
-
-def _mapping(value: Any, where: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise SettingsError(f"params {where} must be a mapping, got {type(value).__name__}")
-    return dict(value)
-
-
-def _known(values: Mapping[str, Any], known: Sequence[str], where: str) -> None:
-    unknown = sorted(set(values) - set(known))
-    if unknown:
-        raise SettingsError(f"params {where}: unknown key(s) {unknown}; known: {sorted(known)}")
-
-
-def settings_from_params(evaluate: Mapping[str, Any], delta_days: int = 1, **overrides: Any) -> EvalSettings:
-    """:class:`EvalSettings` from the ``evaluate`` params section (+ ``admit.delta_days``).
-
-    ``overrides`` (CLI flags) replace section values; None means "not given".
-    """
-    from oracleproto.harness.settings import Budgets, Concurrency, Sampling
-    from oracleproto.prompts import ProtocolSwitches
-
-    values = {**_mapping(evaluate, "evaluate"), **{k: v for k, v in overrides.items() if v is not None}}
-    _known(values, SETTINGS_KEYS, "evaluate")
-    try:
-        budgets = Budgets(
-            max_steps=values.get("max_steps", 6),
-            max_search_calls=values.get("max_search_calls", 4),
-            max_results=values.get("max_results", 5),
-            trials=values.get("trials", 3),
-            delta_days=delta_days,
-            lookahead=values.get("lookahead", 2),
-            drop_tools_when_spent=values.get("drop_tools_when_spent", True),
-            force_final=values.get("force_final", True),
-            min_search_calls=values.get("min_search_calls", 0),
-            max_nudges=values.get("max_nudges", 2),
-            final_answer_retry=values.get("final_answer_retry", False),
-        )
-        sampling_values = _mapping(values.get("sampling"), "evaluate.sampling")
-        _known(sampling_values, ("temperature", "top_p", "max_tokens", "timeout_s", "reasoning_patterns"), "evaluate.sampling")
-        if "reasoning_patterns" in sampling_values:
-            sampling_values["reasoning_patterns"] = tuple(sampling_values["reasoning_patterns"])
-        protocol_values = _mapping(values.get("protocols"), "evaluate.protocols")
-        _known(protocol_values, ("budget_awareness", "reflection", "belief"), "evaluate.protocols")
-        concurrency_values = _mapping(values.get("concurrency"), "evaluate.concurrency")
-        _known(concurrency_values, ("llm", "search", "detector"), "evaluate.concurrency")
-        archive = values.get("archive")
-        return EvalSettings(
-            budgets=budgets,
-            sampling=Sampling(**sampling_values),
-            protocols=ProtocolSwitches(**protocol_values),
-            concurrency=Concurrency(**concurrency_values),
-            search_backend=values.get("search", "archive"),
-            archive_path=str(archive) if archive is not None else None,
-            detector=values.get("detector", "heuristic"),
-            cache_mode=values.get("cache", "record"),
-            seed=values.get("seed", 0),
-            search_options=_mapping(values.get("search_options"), "evaluate.search_options"),
-        )
-    except TypeError as exc:
-        raise SettingsError(f"params evaluate: {exc}") from exc
-
-
-def model_spec_from_entry(entry: Mapping[str, Any] | str, cutoffs: Mapping[str, Any], label: str | None = None) -> ModelSpec:
-    """A :class:`ModelSpec` from one ``evaluate.models`` entry (a slug or a mapping).
-
-    The cutoff comes from the entry, else from ``admit.models``; an API model without one
-    is an error (admission needs κ).
-    """
-    from oracleproto.admission import AdmissionError, parse_cutoff
-
-    values = {"slug": entry} if isinstance(entry, str) else _mapping(entry, "evaluate.models[]")
-    _known(values, MODEL_KEYS, f"evaluate.models[{values.get('slug')!r}]")
-    slug = values.get("slug")
-    if not isinstance(slug, str) or not slug.strip():
-        raise SettingsError("params evaluate.models: every entry needs a 'slug'")
-    reject_online(slug)
-    raw_cutoff = values.get("cutoff", cutoffs.get(slug))
-    cutoff = None
-    if raw_cutoff is not None:
-        try:
-            cutoff = parse_cutoff(raw_cutoff, slug)
-        except AdmissionError as exc:
-            raise SettingsError(str(exc)) from exc
-    elif not slug.startswith("baseline:"):
+def model_spec(slug: str, models: Mapping[str, ModelEntry]) -> ModelSpec:
+    """The spec of ``slug``: its ``models:`` entry, or a baseline. An API model without an entry
+    is an error (admission needs its cutoff κ)."""
+    entry = models.get(slug)
+    options = entry.model_dump(exclude={"label"}) if entry is not None else {}
+    label = entry.label if entry is not None and entry.label else slug
+    spec = ModelSpec(label=label, slug=slug, **options)
+    if spec.cutoff is None and not spec.is_baseline:
         raise SettingsError(
-            f"model {slug!r} has no knowledge cutoff: list it under admit.models or give its cutoff "
-            "(admission needs κ ≤ τ − δ)"
+            f"model {slug!r} has no knowledge cutoff: list it under models in params or give --cutoff "
+            f"{slug}=YYYY-MM-DD (admission needs κ ≤ τ − δ)"
         )
-    extra = {k: values[k] for k in MODEL_KEYS if k in values and k not in ("slug", "label", "cutoff")}
-    if "omit_sampling" in extra:
-        extra["omit_sampling"] = tuple(extra["omit_sampling"])
-    try:
-        return ModelSpec(label=label or values.get("label") or slug, slug=slug, cutoff=cutoff, **extra)
-    except TypeError as exc:
-        raise SettingsError(f"params evaluate.models[{slug!r}]: {exc}") from exc
+    return spec
 
 
-DEFAULT_BASELINES = ("uniform", "first", "no", "base_rate")
-
-
-def plan_from_params(params: Mapping[str, Any], splits_dir: str | os.PathLike[str]) -> tuple[EvalSettings, list[EvalJob]]:
+def plan_evaluation(params: Params, splits_dir: str | os.PathLike[str]) -> tuple[EvalSettings, list[EvalJob]]:
     """Settings and jobs of the ``evaluate`` stage.
 
-    Every cutoff of ``admit.models`` gets the baselines (``evaluate.baselines``, default all
-    four) on its ``evaluate.split`` (default ``test``), labelled ``baseline:<name>@cutoff-…``
-    so (model, q_id, trial) stays unique. Each ``evaluate.models`` entry runs on the split
-    of its own cutoff.
+    Every distinct cutoff of ``models`` gets the baselines of ``evaluate.baselines`` on its
+    ``evaluate.split``, labelled ``baseline:<name>@cutoff-…`` so (model, q_id, trial) stays
+    unique; each slug of ``evaluate.models`` runs on the split of its own cutoff.
     """
-    from oracleproto.admission import AdmissionError, parse_cutoff, split_name
-    from oracleproto.params import section
-
-    admit, evaluate_params = section(dict(params), "admit"), section(dict(params), "evaluate")
-    settings = settings_from_params(evaluate_params, delta_days=admit.get("delta_days", 1))
-    cutoffs = dict(admit.get("models") or {})
-    split = evaluate_params.get("split", "test")
-    names = evaluate_params.get("baselines", list(DEFAULT_BASELINES))
-    if not isinstance(names, list) or any(n not in DEFAULT_BASELINES for n in names):
-        raise SettingsError(f"params evaluate.baselines must be a list drawn from {list(DEFAULT_BASELINES)}, got {names!r}")
-    splits = Path(splits_dir)
-    try:
-        split_names = sorted({split_name(parse_cutoff(value, str(model))) for model, value in cutoffs.items()})
-    except AdmissionError as exc:
-        raise SettingsError(str(exc)) from exc
+    evaluate, splits = params.evaluate, Path(splits_dir)
 
     def load(name: str, part: str) -> QuestionSet:
         path = splits / name / f"{part}.parquet"
         if not path.exists():
-            raise EvaluationError(f"{path} does not exist: run the admit stage, and list every evaluated model's cutoff under admit.models")
+            raise EvaluationError(f"{path} does not exist: run the admit stage (it makes one split set per cutoff under models)")
         return QuestionSet.load(path)
 
     jobs: list[EvalJob] = []
-    for name in split_names:
-        questions = load(name, split)
-        for baseline in names:
-            spec = ModelSpec(label=f"baseline:{baseline}@{name}", slug=f"baseline:{baseline}")
+    for name in sorted({split_name(cutoff) for cutoff in params.cutoffs.values()}):
+        questions = load(name, evaluate.split)
+        for baseline in (BASELINES[name] for name in evaluate.baselines):
+            spec = ModelSpec(label=f"{BASELINE_PREFIX}{baseline}@{name}", slug=BASELINE_PREFIX + baseline)
             jobs.append(EvalJob(spec, questions, load(name, "train") if baseline == "base_rate" else None))
-    for entry in evaluate_params.get("models") or []:
-        spec = model_spec_from_entry(entry, cutoffs)
-        assert spec.cutoff is not None  # API models always have one (checked above)
-        jobs.append(EvalJob(spec, load(split_name(spec.cutoff), split)))
-    return settings, jobs
+    for slug in evaluate.models:
+        spec = model_spec(slug, params.models)
+        assert spec.cutoff is not None  # every entry of models has one
+        jobs.append(EvalJob(spec, load(split_name(spec.cutoff), evaluate.split)))
+    return eval_settings(params), jobs
 
 
 def run_dir_for(jobs: Sequence[EvalJob], settings: EvalSettings, runs_dir: str | os.PathLike[str]) -> Path:

@@ -22,13 +22,13 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, get_args
 
+from oracleproto.config import CacheMode
 from oracleproto.errors import OracleProtoError
 from oracleproto.harness.faults import AUTH, CallError
 
-CacheMode = Literal["record", "replay", "off"]
-CACHE_MODES: tuple[str, ...] = ("record", "replay", "off")
+CACHE_MODES: tuple[str, ...] = get_args(CacheMode)
 ERROR_ENTRY = "__call_error__"
 
 
@@ -74,7 +74,7 @@ def call_key(channel: str, request: dict[str, Any], context: CallContext, reques
 class CallCache:
     """A SQLite-backed (WAL) store of call responses keyed by :func:`call_key`."""
 
-    def __init__(self, path: str | Path | None, mode: CacheMode = "record", *, deferred: bool = False) -> None:
+    def __init__(self, path: str | Path | None, mode: CacheMode, *, deferred: bool = False) -> None:
         if mode not in CACHE_MODES:
             raise ValueError(f"cache mode must be one of {CACHE_MODES}, got {mode!r}")
         if mode != "off" and path is None:

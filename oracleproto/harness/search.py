@@ -7,25 +7,21 @@ results, masks them to χ, runs the leak filter (``detector.screen``) and return
 record that goes into the trial's ``search_calls`` column and never into the dialogue.
 
 Backends register themselves by name (``tavily``, ``archive``); ``make_backend`` builds
-one from :class:`SearchSettings` (the ``search`` knobs of params.yaml).
+one from :class:`SearchSettings` (the ``evaluate.search_options`` knobs of params.yaml).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import Any, Protocol
 
+from oracleproto.config import ArchivePath, DetectorMode, ResultsPerSearch, SearchOptions
 from oracleproto.harness.replay import CallCache, CallContext, call_key
-from oracleproto.harness.settings import DETECTOR_MODES, SettingsError
+from oracleproto.harness.settings import SettingsError
 
-UNDATED_POLICIES = ("drop", "keep")
-SEARCH_DEPTHS = ("basic", "advanced", "fast", "ultra-fast")
-RAW_CONTENT_FORMATS = ("markdown", "text")
-ANSWER_DEPTHS = ("basic", "advanced")
-MAX_RESULTS_LIMIT = 20  # Tavily's API accepts 0-20; detector seqs reserve 100 slots per search
 
 # Error values of SearchOutcome.error (the kind of fault is in audit["error_kind"]).
 TAVILY_ERROR = "tavily_error"
@@ -105,72 +101,11 @@ class SearchBackend(Protocol):
     async def aclose(self) -> None: ...
 
 
-@dataclass(frozen=True)
-class SearchSettings:
-    """Search knobs (params.yaml ``evaluate.search``); defaults are the paper's Table 12."""
+class SearchSettings(SearchOptions, ResultsPerSearch, ArchivePath):
+    """What a backend is built with: ``evaluate.search_options`` plus the evaluation's R,
+    leak-detection mode and archive (defaults: :mod:`oracleproto.config`, paper Table 12)."""
 
-    max_results: int = 5
-    search_depth: str = "basic"
-    include_raw_content: str | bool = "markdown"  # False, "markdown" or "text"
-    include_answer: str | bool = False  # False, "basic" or "advanced"
-    raw_content_max_chars: int = 8000  # 0 = no truncation
-    timeout_s: float = 60.0
-    key_cooldown_s: float = 60.0
-    usd_per_credit: float = 0.008  # Tavily pay-as-you-go price of one API credit
-    detector_mode: str = "llm"  # llm | heuristic | off
-    undated: str = "drop"  # what the heuristic layer does with a result that has no usable date
-    archive_path: str | None = None
-
-    def __post_init__(self) -> None:
-        _check(
-            isinstance(self.max_results, int) and 1 <= self.max_results <= MAX_RESULTS_LIMIT,
-            "max_results",
-            f"must be an integer in 1..{MAX_RESULTS_LIMIT}, got {self.max_results!r}",
-        )
-        _check(self.search_depth in SEARCH_DEPTHS, "search_depth", f"must be one of {SEARCH_DEPTHS}, got {self.search_depth!r}")
-        raw = "markdown" if self.include_raw_content is True else self.include_raw_content
-        _check(
-            raw is False or raw in RAW_CONTENT_FORMATS,
-            "include_raw_content",
-            f"must be false, 'markdown' or 'text', got {self.include_raw_content!r}",
-        )
-        object.__setattr__(self, "include_raw_content", raw)
-        answer = "basic" if self.include_answer is True else self.include_answer
-        _check(
-            answer is False or answer in ANSWER_DEPTHS,
-            "include_answer",
-            f"must be false, 'basic' or 'advanced', got {self.include_answer!r}",
-        )
-        object.__setattr__(self, "include_answer", answer)
-        _check(
-            isinstance(self.raw_content_max_chars, int) and self.raw_content_max_chars >= 0,
-            "raw_content_max_chars",
-            f"must be an integer >= 0, got {self.raw_content_max_chars!r}",
-        )
-        for name in ("timeout_s", "key_cooldown_s"):
-            value = getattr(self, name)
-            _check(isinstance(value, (int, float)) and value > 0, name, f"must be a number > 0, got {value!r}")
-        _check(
-            isinstance(self.usd_per_credit, (int, float)) and self.usd_per_credit >= 0,
-            "usd_per_credit",
-            f"must be a number >= 0, got {self.usd_per_credit!r}",
-        )
-        _check(self.detector_mode in DETECTOR_MODES, "detector_mode", f"must be one of {DETECTOR_MODES}, got {self.detector_mode!r}")
-        _check(self.undated in UNDATED_POLICIES, "undated", f"must be one of {UNDATED_POLICIES}, got {self.undated!r}")
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> SearchSettings:
-        """Settings from a params mapping; an unknown key is an error naming it."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise SettingsError(f"search settings: unknown key(s) {unknown}; known: {sorted(known)}")
-        return cls(**dict(values))
-
-
-def _check(ok: bool, name: str, rule: str) -> None:
-    if not ok:
-        raise SettingsError(f"search settings: {name} {rule}")
+    detector_mode: DetectorMode
 
 
 def truncate(text: str | None, limit: int) -> str | None:

@@ -1,8 +1,8 @@
 """Typed evaluation settings: params shape artifacts, the environment only supplies endpoints and keys.
 
-- :class:`Budgets`, :class:`Sampling`, :class:`Concurrency`, :class:`ModelSpec` and
-  :class:`EvalSettings` are frozen records checked on construction, with the paper's
-  defaults (§4.1.3, Table 12): T = 6, C = 4, R = 5, n = 3, δ = 1.
+- :class:`Budgets`, :class:`ModelSpec` and :class:`EvalSettings` are frozen records checked
+  on construction; they extend the params models of :mod:`oracleproto.config`, which hold
+  every default (the paper's, §4.1.3 and Table 12: T = 6, C = 4, R = 5, n = 3, δ = 1).
 - :func:`resolve_endpoint` reads a model's base URL and key from the environment; a missing
   or placeholder key is a start-up error naming the variable.
 - Keys never leave :class:`Endpoint` except in an HTTP header. :func:`redact_key` reduces a
@@ -17,23 +17,35 @@ import hashlib
 import logging
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from oracleproto.errors import OracleProtoError
-from oracleproto.prompts import ProtocolSwitches
+from pydantic import ValidationError, field_validator
 
-ONLINE_SUFFIX = ":online"
-BASELINE_PREFIX = "baseline:"
-BASELINE_NAMES = ("uniform", "first", "no", "base_rate")
-DEFAULT_BASE_URL_ENV = "OPENAI_BASE_URL"
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+# ONLINE_SUFFIX, BASELINE_PREFIX, Sampling and Concurrency are imported from here too.
+from oracleproto.config import (
+    BASELINE_PREFIX,
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_BASE_URL_ENV,
+    ONLINE_SUFFIX,
+    Concurrency,
+    Delta,
+    LoopBudgets,
+    ModelOptions,
+    RunKnobs,
+    Sampling,
+    Text,
+    check_slug,
+    config_error,
+)
+from oracleproto.errors import OracleProtoError
+
+# Params name → the harness's baseline name. Params spell `no` always_no (no YAML dialect reads
+# that as false); the harness keeps `no`, so the label baseline:no@cutoff-… of earlier runs'
+# artifacts stays valid.
+BASELINES = {"uniform": "uniform", "first": "first", "always_no": "no", "base_rate": "base_rate"}
+BASELINE_NAMES = tuple(BASELINES.values())
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-MAX_TOKENS_PARAMS = ("max_tokens", "max_completion_tokens")
-SAMPLING_FIELDS = ("temperature", "top_p")
-SEARCH_BACKENDS = ("archive", "tavily", "none")
-DETECTOR_MODES = ("llm", "heuristic", "off")
-CACHE_MODES = ("record", "replay", "off")
 
 # Values people leave in .env files instead of a real key (compared case-insensitively).
 PLACEHOLDER_KEYS = frozenset(
@@ -133,86 +145,11 @@ def read_key(env: Mapping[str, str], name: str, purpose: str) -> str:
 # Records
 
 
-def _positive_int(name: str, value: Any, minimum: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise SettingsError(f"{name} must be an integer >= {minimum}, got {value!r}")
+class Budgets(LoopBudgets, Delta):
+    """The loop's budgets (``evaluate``) and δ (``admit.delta_days``)."""
 
 
-@dataclass(frozen=True)
-class Budgets:
-    """Loop and sampling budgets (paper §4.1.3)."""
-
-    max_steps: int = 6  # T
-    max_search_calls: int = 4  # C
-    max_results: int = 5  # R, results per search
-    trials: int = 3  # n
-    delta_days: int = 1  # δ, prediction cutoff χ = τ − δ
-    lookahead: int = 2  # steps before the last one that get the soft warning
-    drop_tools_when_spent: bool = True
-    force_final: bool = True
-    # Minimum-search nudges (off by default, as in the paper's runs): a reply before
-    # ``min_search_calls`` searches is answered with a nudge, at most ``max_nudges`` times.
-    min_search_calls: int = 0
-    max_nudges: int = 2
-    # Bail-out retry (off by default): one extra tool-less call when the loop ends unanswered.
-    final_answer_retry: bool = False
-
-    def __post_init__(self) -> None:
-        _positive_int("max_steps", self.max_steps)
-        _positive_int("max_search_calls", self.max_search_calls, 0)
-        _positive_int("max_results", self.max_results)
-        _positive_int("trials", self.trials)
-        _positive_int("delta_days", self.delta_days)
-        _positive_int("lookahead", self.lookahead)
-        if self.lookahead > self.max_steps:
-            raise SettingsError(f"lookahead ({self.lookahead}) must be <= max_steps ({self.max_steps})")
-        _positive_int("min_search_calls", self.min_search_calls, 0)
-        _positive_int("max_nudges", self.max_nudges, 0)
-        if self.min_search_calls > self.max_search_calls:
-            raise SettingsError(
-                f"min_search_calls ({self.min_search_calls}) must be <= max_search_calls ({self.max_search_calls})"
-            )
-        for name in ("drop_tools_when_spent", "force_final", "final_answer_retry"):
-            if not isinstance(getattr(self, name), bool):
-                raise SettingsError(f"{name} must be true or false, got {getattr(self, name)!r}")
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """Main-LLM request parameters (Table 12)."""
-
-    temperature: float = 0.7
-    top_p: float = 1.0
-    max_tokens: int = 12000
-    timeout_s: float = 240.0
-    reasoning_patterns: tuple[str, ...] = ("o1", "o3", "o4", "r1", "qwq")
-
-    def __post_init__(self) -> None:
-        _positive_int("max_tokens", self.max_tokens)
-        if not self.timeout_s > 0:
-            raise SettingsError(f"timeout_s must be > 0, got {self.timeout_s!r}")
-
-
-@dataclass(frozen=True)
-class Concurrency:
-    """Per-channel caps (Table 20)."""
-
-    llm: int = 5
-    search: int = 5
-    detector: int = 5
-
-    def __post_init__(self) -> None:
-        for name in ("llm", "search", "detector"):
-            _positive_int(f"concurrency.{name}", getattr(self, name))
-
-
-def reject_online(slug: str) -> None:
-    if slug.endswith(ONLINE_SUFFIX):
-        raise SettingsError(f"model {slug!r}: ':online' slugs enable provider-side browsing and break the time mask")
-
-
-@dataclass(frozen=True)
-class ModelSpec:
+class ModelSpec(ModelOptions):
     """One evaluated model.
 
     ``label`` is the row value of ``model`` in the trial table (a virtual slug such as
@@ -220,33 +157,28 @@ class ModelSpec:
     what is sent to the provider, or the baseline name.
     """
 
-    label: str
-    slug: str
+    label: Text
+    slug: Text
     cutoff: dt.date | None = None
-    base_url_env: str = DEFAULT_BASE_URL_ENV
-    api_key_env: str = DEFAULT_API_KEY_ENV
-    max_tokens_param: str = "max_tokens"
-    omit_sampling: tuple[str, ...] = ()
-    reasoning: bool | None = None  # None: decided by Sampling.reasoning_patterns
-    price_prompt_per_mtok: float | None = None
-    price_completion_per_mtok: float | None = None
 
-    def __post_init__(self) -> None:
-        for name, value in (("label", self.label), ("slug", self.slug)):
-            if not value or not value.strip():
-                raise SettingsError(f"model {name} must be non-empty")
-            reject_online(value)
-        if self.is_baseline and self.baseline_name not in BASELINE_NAMES:
-            raise SettingsError(f"unknown baseline {self.slug!r}; known: {[BASELINE_PREFIX + n for n in BASELINE_NAMES]}")
-        if self.max_tokens_param not in MAX_TOKENS_PARAMS:
-            raise SettingsError(f"model {self.slug!r}: max_tokens_param must be one of {MAX_TOKENS_PARAMS}")
-        unknown = set(self.omit_sampling) - set(SAMPLING_FIELDS)
-        if unknown:
-            raise SettingsError(f"model {self.slug!r}: omit_sampling may list only {SAMPLING_FIELDS}, got {sorted(unknown)}")
-        for name in ("price_prompt_per_mtok", "price_completion_per_mtok"):
-            price = getattr(self, name)
-            if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0):
-                raise SettingsError(f"model {self.slug!r}: {name} must be a number >= 0, got {price!r}")
+    def __init__(self, /, **data: Any) -> None:
+        # Specs are built from what users type (--model, models:), so a bad one is one line.
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise SettingsError(str(config_error(exc, ModelSpec))) from None
+
+    @field_validator("label", "slug")
+    @classmethod
+    def _no_browsing_variant(cls, value: str) -> str:
+        return check_slug(value)
+
+    @field_validator("slug")
+    @classmethod
+    def _known_baseline(cls, slug: str) -> str:
+        if slug.startswith(BASELINE_PREFIX) and slug[len(BASELINE_PREFIX) :] not in BASELINE_NAMES:
+            raise ValueError(f"unknown baseline {slug!r}; known: {', '.join(BASELINE_PREFIX + n for n in BASELINE_NAMES)}")
+        return slug
 
     @property
     def is_baseline(self) -> bool:
@@ -263,33 +195,10 @@ class ModelSpec:
         return any(pattern in lowered for pattern in patterns)
 
 
-@dataclass(frozen=True)
-class EvalSettings:
+class EvalSettings(RunKnobs):
     """Everything that shapes an evaluation's artifacts (environment excluded)."""
 
     budgets: Budgets = Budgets()
-    sampling: Sampling = Sampling()
-    protocols: ProtocolSwitches = ProtocolSwitches()
-    concurrency: Concurrency = Concurrency()
-    search_backend: str = "archive"
-    archive_path: str | None = None
-    detector: str = "heuristic"
-    cache_mode: str = "record"
-    seed: int = 0
-    # further knobs of the search side (SearchSettings: search_depth, include_raw_content, …)
-    search_options: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.search_options, Mapping):
-            raise SettingsError(f"search_options must be a mapping, got {type(self.search_options).__name__}")
-        if self.search_backend not in SEARCH_BACKENDS:
-            raise SettingsError(f"search backend must be one of {SEARCH_BACKENDS}, got {self.search_backend!r}")
-        if self.detector not in DETECTOR_MODES:
-            raise SettingsError(f"detector must be one of {DETECTOR_MODES}, got {self.detector!r}")
-        if self.cache_mode not in CACHE_MODES:
-            raise SettingsError(f"cache mode must be one of {CACHE_MODES}, got {self.cache_mode!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise SettingsError(f"seed must be an integer, got {self.seed!r}")
 
     @property
     def search_enabled(self) -> bool:
@@ -340,7 +249,14 @@ def _plain(value: Any) -> Any:
 
 
 def model_record(spec: ModelSpec) -> dict[str, Any]:
-    return _plain(asdict(spec))
+    return _plain(spec.model_dump())
+
+
+def settings_record(settings: EvalSettings) -> dict[str, Any]:
+    """The settings as the snapshot holds them: search options as given (the defaults they
+    leave out are the code's), so run keys and manifests of earlier runs stay valid."""
+    record = settings.model_dump(exclude={"search_options"})
+    return _plain({**record, "search_options": settings.search_options.model_dump(exclude_unset=True)})
 
 
 def config_snapshot(
@@ -361,7 +277,7 @@ def config_snapshot(
     wanted_envs = sorted({s.api_key_env for s in specs if not s.is_baseline} | set(key_envs))
     keys = {name: (redact_key(env[name].strip()) if env.get(name, "").strip() else None) for name in wanted_envs}
     return {
-        "settings": _plain(asdict(settings)),
+        "settings": settings_record(settings),
         "models": [model_record(s) for s in specs],
         "detector": dict(detector) if detector else None,
         "keys": keys,

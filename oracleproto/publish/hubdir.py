@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from oracleproto.config import Publish
 from oracleproto.corpus.build import table_metadata
 from oracleproto.io import SourceReadError, read_parquet
 from oracleproto.layout import (
@@ -23,7 +24,6 @@ from oracleproto.layout import (
     sft_file,
     sft_openai_file,
 )
-from oracleproto.params import ParamsError
 from oracleproto.publish import hub
 
 
@@ -43,28 +43,6 @@ class Layout:
     @property
     def export(self) -> Path:
         return self.data / "export"
-
-
-@dataclass(frozen=True)
-class PublishParams:
-    repo_id: str = "MaYiding/OracleProto"
-    pretty_name: str = "OracleProto"
-    license: str = "apache-2.0"
-    language: tuple[str, ...] = ("en",)
-
-    @classmethod
-    def from_section(cls, params: Mapping[str, Any]) -> "PublishParams":
-        unknown = sorted(set(params) - {"repo_id", "pretty_name", "license", "language"})
-        if unknown:
-            raise ParamsError(f"params publish: unknown key(s) {', '.join(unknown)} (known: repo_id, pretty_name, license, language)")
-        language = params.get("language", list(cls.language))
-        if not isinstance(language, list) or not all(isinstance(code, str) for code in language):
-            raise ParamsError(f"params publish.language must be a list of language codes, got {language!r}")
-        values = {key: params.get(key, getattr(cls, key)) for key in ("repo_id", "pretty_name", "license")}
-        for key, value in values.items():
-            if not isinstance(value, str) or not value.strip():
-                raise ParamsError(f"params publish.{key} must be a non-empty string, got {value!r}")
-        return cls(**values, language=tuple(language))
 
 
 def read_json(path: Path) -> Any:
@@ -128,7 +106,7 @@ def data_copies(layout: Layout, files: Sequence[hub.SplitFile], sft_rows: Mappin
     return copies
 
 
-def card_inputs(layout: Layout, publish: PublishParams) -> tuple[hub.CardInputs, dict[str, Path]]:
+def card_inputs(layout: Layout, publish: Publish) -> tuple[hub.CardInputs, dict[str, Path]]:
     """What the card shows, and the files the hub folder copies."""
     questions_path = layout.data / "questions.parquet"
     questions_meta = table_metadata(questions_path)
@@ -168,7 +146,7 @@ def card_inputs(layout: Layout, publish: PublishParams) -> tuple[hub.CardInputs,
     return inputs, copies
 
 
-def build(layout: Layout, publish: PublishParams) -> list[hub.HubFile]:
+def build(layout: Layout, publish: Publish) -> list[hub.HubFile]:
     """Write ``layout.hub`` from the stage outputs; returns its listing."""
     inputs, copies = card_inputs(layout, publish)
     source = {"uri": inputs.source, "sha256": inputs.source_hash, "rows": inputs.questions.rows}

@@ -29,7 +29,6 @@ _LAZY = {
     "write_outputs": "scorer",
     "summary": "scorer",
     "leaderboard_markdown": "scorer",
-    "parse_weights": "scorer",
     "bootstrap": "statistics",
     "TrialSchema": "validate",
     "TrialTableError": "validate",

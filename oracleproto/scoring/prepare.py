@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import get_args
 
 import numpy as np
 import pyarrow as pa
 
+from oracleproto.config import Bucket
 from oracleproto.schema import CHOICE_TYPES, QUESTION_TYPES
 from oracleproto.scoring.columns import trial_columns
 from oracleproto.scoring.sets import MAX_OPTIONS, lowest_letter, set_size
@@ -26,7 +28,7 @@ from oracleproto.scoring.trial_scores import (
     tversky_from_masks,
 )
 
-BUCKETS = ("yes_no", "binary_named", "mc")  # the composite's buckets (Eq. 19)
+BUCKETS: tuple[str, ...] = get_args(Bucket)  # the composite's buckets (Eq. 19)
 SLICES = ("yes_no", "binary_named", "mc", "mc_single", "mc_multi")  # table rows
 ENTROPY_GUARD = 1e-10
 _BUCKET_OF_TYPE = {"yes_no": "yes_no", "binary_named": "binary_named", "multiple_choice": "mc"}

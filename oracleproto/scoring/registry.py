@@ -19,9 +19,6 @@ from oracleproto.scoring.probabilistic import (
     reliability_bins,
 )
 
-DEFAULT_WEIGHTS: Mapping[str, float] = {"yes_no": 0.15, "binary_named": 0.15, "mc": 0.70}
-
-
 @dataclass(frozen=True)
 class ScoreContext:
     data: TrialData

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from oracleproto.config import Score
 from oracleproto.io import (
     SourceReadError,
     read_table,
@@ -29,14 +30,13 @@ from oracleproto.io import (
 )
 from oracleproto.schema import TRIAL_CORE_SCHEMA
 from oracleproto.scoring.plots import CHARTS
-from oracleproto.scoring.prepare import BUCKETS, SLICES, prepare
+from oracleproto.scoring.prepare import SLICES, prepare
 from oracleproto.scoring.probabilistic import (
     RELIABILITY_BINS,
     belief_stats,
     reliability_bins,
 )
 from oracleproto.scoring.registry import (
-    DEFAULT_WEIGHTS,
     METRICS,
     ScoreContext,
     compute_all,
@@ -45,8 +45,6 @@ from oracleproto.scoring.registry import (
 )
 from oracleproto.scoring.sets import format_letter_set
 from oracleproto.scoring.statistics import (
-    DEFAULT_BOOTSTRAP,
-    DEFAULT_SEED,
     HEADLINES,
     SIGNIFICANCE,
     Statistics,
@@ -55,6 +53,7 @@ from oracleproto.scoring.statistics import (
 from oracleproto.scoring.validate import validate_trials
 
 TERTILES = ("easy", "medium", "hard")
+DEFAULTS = Score()
 
 
 @dataclass(frozen=True)
@@ -74,51 +73,26 @@ class ScoreResult:
         return int(raw) if METRICS[metric].is_count else float(raw)
 
 
-def parse_weights(text: str | Mapping[str, float] | None) -> dict[str, float]:
-    """Composite weights from "yes_no=0.15,binary_named=0.15,mc=0.70" (missing buckets weigh 0)."""
-    if text is None:
-        return dict(DEFAULT_WEIGHTS)
-    if isinstance(text, Mapping):
-        pairs = [(str(k), v) for k, v in text.items()]
-    else:
-        pairs = []
-        for item in filter(None, (part.strip() for part in text.split(","))):
-            name, sep, value = item.partition("=")
-            if not sep:
-                raise ValueError(f"weights: {item!r} is not bucket=value")
-            pairs.append((name.strip(), value.strip()))
-    weights = {name: 0.0 for name in BUCKETS}
-    for name, value in pairs:
-        if name not in weights:
-            raise ValueError(f"weights: unknown bucket {name!r} (buckets: {', '.join(BUCKETS)})")
-        try:
-            weight = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"weights: {name}={value!r} is not a number") from None
-        if not math.isfinite(weight) or weight < 0:
-            raise ValueError(f"weights: {name}={value!r} must be a finite number >= 0")
-        weights[name] = weight
-    if not any(weights.values()):
-        raise ValueError("weights: at least one bucket needs a weight > 0")
-    return weights
-
-
 def score_table(
     table: pa.Table,
     weights: str | Mapping[str, float] | None = None,
-    fallback_belief: float | None = None,
-    n_bootstrap: int = DEFAULT_BOOTSTRAP,
-    seed: int = DEFAULT_SEED,
+    fallback_belief: float | None = DEFAULTS.fallback_belief,
+    n_bootstrap: int = DEFAULTS.bootstrap,
+    seed: int = DEFAULTS.seed,
 ) -> ScoreResult:
-    """Every metric (and, when ``n_bootstrap`` > 0, intervals and pairwise tests) of ``table``."""
-    if fallback_belief is not None and not 0 < fallback_belief < 1:
-        raise ValueError(f"fallback_belief must lie in (0, 1), got {fallback_belief}")
-    if n_bootstrap < 0:
-        raise ValueError(f"bootstrap replicates must be >= 0, got {n_bootstrap}")
+    """Every metric (and, when ``n_bootstrap`` > 0, intervals and pairwise tests) of ``table``.
+
+    The options are checked by the rules of the ``score`` params section; ``weights`` may be
+    the CLI's ``"yes_no=0.15,binary_named=0.15,mc=0.70"`` (a bucket left out weighs 0; None:
+    the params default).
+    """
+    options = Score(
+        weights=DEFAULTS.weights if weights is None else weights, fallback_belief=fallback_belief, bootstrap=n_bootstrap, seed=seed
+    )
     table = validate_trials(table)
     data = prepare(table)
-    context = ScoreContext(data, belief_stats(data, table, fallback_belief), parse_weights(weights))
-    return ScoreResult(context, compute_all(context), bootstrap(context, n_bootstrap, seed))
+    context = ScoreContext(data, belief_stats(data, table, options.fallback_belief), options.weights)
+    return ScoreResult(context, compute_all(context), bootstrap(context, options.bootstrap, options.seed))
 
 
 def read_trials(path: str | os.PathLike[str]) -> pa.Table:
@@ -133,7 +107,9 @@ def read_trials(path: str | os.PathLike[str]) -> pa.Table:
         raise SourceReadError(f"cannot read parquet {path}: {exc}") from exc
 
 
-def score_file(path: str | os.PathLike[str], **options: Any) -> ScoreResult:
+def score_file(path: str | os.PathLike[str], score: Score = DEFAULTS) -> ScoreResult:
+    """Score the trial table at ``path`` with the ``score`` params section."""
+    options = {"weights": score.weights, "fallback_belief": score.fallback_belief, "n_bootstrap": score.bootstrap, "seed": score.seed}
     return score_table(read_trials(path), **options)
 
 
@@ -496,27 +472,3 @@ def write_headlines(full: Mapping[str, Mapping[str, Any]], out: Path) -> list[Pa
         row = {key: round(v, HEADLINE_DIGITS) + 0.0 if isinstance(v, float) else v for key, v in row.items()}
         written.append(write_json(row, out / names[model]))
     return written
-
-
-PARAM_KEYS = ("weights", "bootstrap", "seed", "fallback_belief")
-
-
-def options_from_params(section: Mapping[str, Any]) -> dict[str, Any]:
-    """``score_table`` keyword arguments from the ``score:`` section of params.yaml
-    (absent keys take the defaults; unknown keys are an error)."""
-    unknown = sorted(set(section) - set(PARAM_KEYS))
-    if unknown:
-        raise ValueError(f"params score: unknown key(s) {', '.join(unknown)} (known: {', '.join(PARAM_KEYS)})")
-    n_bootstrap, seed = section.get("bootstrap", DEFAULT_BOOTSTRAP), section.get("seed", DEFAULT_SEED)
-    for name, value in (("bootstrap", n_bootstrap), ("seed", seed)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ValueError(f"params score.{name} must be an integer >= 0, got {value!r}")
-    fallback = section.get("fallback_belief")
-    if fallback is not None and (isinstance(fallback, bool) or not isinstance(fallback, (int, float))):
-        raise ValueError(f"params score.fallback_belief must be null or a number in (0, 1), got {fallback!r}")
-    return {
-        "weights": parse_weights(section.get("weights")),
-        "n_bootstrap": n_bootstrap,
-        "seed": seed,
-        "fallback_belief": None if fallback is None else float(fallback),
-    }

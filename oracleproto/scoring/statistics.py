@@ -27,8 +27,6 @@ from oracleproto.scoring.registry import (
     safe_ratio,
 )
 
-DEFAULT_BOOTSTRAP = 5000
-DEFAULT_SEED = 0
 CONFIDENCE = 0.95
 SIGNIFICANCE = 0.05
 CHUNK_BYTES = 64 * 2**20  # weight-matrix chunk size: bounds peak memory
@@ -375,7 +373,7 @@ def _comparisons(paired: PairedSums, deltas: dict) -> list[PairComparison]:
     return out
 
 
-def bootstrap(ctx: ScoreContext, n_replicates: int = DEFAULT_BOOTSTRAP, seed: int = DEFAULT_SEED) -> Statistics:
+def bootstrap(ctx: ScoreContext, n_replicates: int, seed: int) -> Statistics:
     """Intervals for every headline metric of every model and all pairwise comparisons.
     With ``n_replicates`` = 0 only the observed pairwise differences are filled in."""
     headlines = active_headlines(ctx)

@@ -2,13 +2,14 @@
 
 from pathlib import Path
 
+from oracleproto.config import load_params
+from oracleproto.corpus.admit import admission_config
 from oracleproto.corpus.build import QUESTIONS, run_admit
-from oracleproto.params import load_params, section
 from oracleproto.stages import run_stage
 
 
 def main() -> None:
-    run_admit(Path("data") / QUESTIONS, section(load_params(), "admit"), Path("data"))
+    run_admit(Path("data") / QUESTIONS, admission_config(load_params()), Path("data"))
 
 
 if __name__ == "__main__":

@@ -2,13 +2,13 @@
 
 from pathlib import Path
 
-from oracleproto.corpus.build import audit_params, run_audit
-from oracleproto.params import load_params
+from oracleproto.config import load_params
+from oracleproto.corpus.build import audit_config, run_audit
 from oracleproto.stages import run_stage
 
 
 def main() -> None:
-    run_audit(Path("data"), audit_params(load_params()), Path("data"))
+    run_audit(Path("data"), audit_config(load_params()), Path("data"))
 
 
 if __name__ == "__main__":

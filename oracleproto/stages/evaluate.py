@@ -9,16 +9,16 @@ model calls is kept, so a forced re-run replays instead of paying again).
 import shutil
 from pathlib import Path
 
+from oracleproto.config import load_params
 from oracleproto.harness.evaluate import evaluate
 from oracleproto.harness.plan import (
     MANIFEST_FILE,
     TRIALS_FILE,
-    plan_from_params,
+    plan_evaluation,
     prune_run_dir,
     run_dir_for,
 )
 from oracleproto.io import atomic_path
-from oracleproto.params import load_params
 from oracleproto.stages import run_stage
 
 SPLITS = Path("data/splits")
@@ -27,7 +27,7 @@ RUNS = Path("runs/evaluate")
 
 
 def main() -> None:
-    settings, jobs = plan_from_params(load_params(), SPLITS)
+    settings, jobs = plan_evaluation(load_params(), SPLITS)
     run_dir = run_dir_for(jobs, settings, RUNS)
     summary = evaluate(jobs, settings, run_dir)
     for name in (TRIALS_FILE, MANIFEST_FILE):

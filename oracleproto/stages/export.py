@@ -3,8 +3,8 @@
 
 from pathlib import Path
 
+from oracleproto.config import load_params
 from oracleproto.export.trajectories import export_settings, run_export
-from oracleproto.params import load_params
 from oracleproto.stages import run_stage
 
 TRIALS = Path("data/eval/trials.parquet")

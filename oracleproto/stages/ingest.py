@@ -2,14 +2,13 @@
 
 from pathlib import Path
 
+from oracleproto.config import load_params
 from oracleproto.corpus.build import ingest
-from oracleproto.params import load_params, section
 from oracleproto.stages import run_stage
 
 
 def main() -> None:
-    params = section(load_params(), "ingest")
-    ingest(params.get("source") or "sample", params, Path("data"))
+    ingest(load_params().ingest, Path("data"))
 
 
 if __name__ == "__main__":

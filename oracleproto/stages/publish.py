@@ -3,14 +3,14 @@
 Uploading is not a stage: `oracleproto publish --hub-dir hub --repo-id ORG/NAME --tag vX.Y.Z`.
 """
 
-from oracleproto.params import load_params, section
+from oracleproto.config import load_params
 from oracleproto.publish import hub
-from oracleproto.publish.hubdir import Layout, PublishParams, build
+from oracleproto.publish.hubdir import Layout, build
 from oracleproto.stages import run_stage
 
 
 def main() -> None:
-    listing = build(Layout(), PublishParams.from_section(section(load_params(), "publish")))
+    listing = build(Layout(), load_params().publish)
     size = sum(f.size for f in listing)
     print(f"hub/: {len(listing)} files, {size} bytes, sha256 {hub.hub_digest(listing)}")
 

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from oracleproto.params import load_params, section
-from oracleproto.scoring.scorer import options_from_params, score_file, write_outputs
+from oracleproto.config import load_params
+from oracleproto.scoring.scorer import score_file, write_outputs
 from oracleproto.stages import run_stage
 
 TRIALS = Path("data") / "eval" / "trials.parquet"
@@ -11,8 +11,7 @@ OUT = Path("metrics")
 
 
 def main() -> None:
-    options = options_from_params(section(load_params(), "score"))
-    write_outputs(score_file(TRIALS, **options), OUT)
+    write_outputs(score_file(TRIALS, load_params().score), OUT)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from oracleproto.cli import app
+from tests.test_config import MISSPELT
 
 runner = CliRunner()
 
@@ -21,6 +23,24 @@ def test_unreadable_source_is_one_line_and_nonzero(tmp_path):
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == ["error: cannot read source /no/such.parquet: no such file"]
     assert not (tmp_path / "o" / "questions.parquet").exists()
+
+
+@pytest.mark.parametrize(("data", "message"), MISSPELT)
+def test_a_misspelt_key_in_any_section_stops_the_build(tmp_path, data, message):
+    params = tmp_path / "params.yaml"
+    params.write_text(json.dumps(data))  # JSON is YAML
+    result = runner.invoke(app, ["build", "--out", str(tmp_path / "o"), "--params", str(params)])
+    assert result.exit_code == 1 and result.output.splitlines() == [f"error: {message}"]
+    assert not (tmp_path / "o").exists()
+
+
+def test_source_flag_overrides_the_params(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("ingest:\n  source: parquet:/no/such.parquet\n")
+    result = runner.invoke(app, ["build", "--out", str(tmp_path / "o"), "--params", str(params)])
+    assert result.output.splitlines() == ["error: cannot read source /no/such.parquet: no such file"]
+    result = runner.invoke(app, ["build", "--source", "csv:/no/such.csv", "--out", str(tmp_path / "o"), "--params", str(params)])
+    assert result.output.splitlines() == ["error: cannot read source /no/such.csv: no such file"]
 
 
 def test_validate_reports_failure_cases(tmp_path):

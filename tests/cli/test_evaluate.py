@@ -29,7 +29,7 @@ def split(tmp_path):
     write_parquet(make_questions(6), directory / "test.parquet", QUESTION_SCHEMA, sort_by=("id",))
     write_parquet(make_questions(8, start=dt.date(2024, 6, 1)), directory / "train.parquet", QUESTION_SCHEMA, sort_by=("id",))
     params = tmp_path / "params.yaml"
-    params.write_text("admit:\n  delta_days: 1\n  models:\n    vendor/model: '2025-01'\nevaluate:\n  trials: 2\n  search: none\n")
+    params.write_text("models:\n  vendor/model: '2025-01'\nadmit:\n  delta_days: 1\nevaluate:\n  trials: 2\n  search: none\n")
     return directory, params
 
 
@@ -79,7 +79,7 @@ def test_missing_key_is_one_line_naming_the_variable(split, tmp_path):
     ("model", "message"),
     [
         ("vendor/model:online", "':online' slugs enable provider-side browsing"),
-        ("other/model", "has no knowledge cutoff: list it under admit.models or give its cutoff"),
+        ("other/model", "has no knowledge cutoff: list it under models in params or give --cutoff other/model=YYYY-MM-DD"),
         ("baseline:oracle", "unknown baseline"),
     ],
 )
@@ -100,9 +100,10 @@ def test_cutoff_flag_and_auth_abort_exit_code(split, tmp_path):
     assert "authentication failed" in result.output and KEY not in result.output
 
 
-def test_help_has_examples():
+def test_help_has_examples_and_the_params_defaults():
     result = runner.invoke(app, ["evaluate", "--help"])
     assert "oracleproto evaluate --questions" in result.output
+    assert "[params: evaluate.trials, default 3]" in " ".join(result.output.split())
 
 
 def test_httpx_transport_gives_the_same_answers(split, tmp_path):
@@ -149,6 +150,23 @@ def test_replay_without_a_recording_is_one_line(split, tmp_path):
                      "--out", str(tmp_path / "o"), "--cache", "replay"])
     assert result.exit_code == 1
     assert result.output.startswith("error: replay mode: no recorded calls at ")
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--trials", "0"], "evaluate.trials: must be an integer >= 1, got 0"),
+        (["--search", "bing"], "evaluate.search: must be one of 'archive', 'tavily' or 'none', got 'bing'"),
+        (["--delta", "0"], "admit.delta_days: must be an integer >= 1, got 0"),
+        (["--max-steps", "1"], "evaluate.lookahead: must be <= max_steps (1), got 2"),
+        (["--cutoff", "x/y=2025-13"], "models.x/y.cutoff: must be YYYY-MM-DD, or YYYY-MM for that month's last day, got '2025-13'"),
+    ],
+)
+def test_flags_are_checked_as_the_params_file_is(split, tmp_path, flags, message):
+    directory, params = split
+    result = invoke(["--questions", str(directory / "test.parquet"), "--model", "baseline:first", "--params", str(params),
+                     "--out", str(tmp_path / "o"), *flags])
+    assert result.exit_code == 1 and result.output.splitlines() == [f"error: {message}"]
 
 
 def test_final_answer_retry_flag(split, tmp_path):

@@ -53,7 +53,7 @@ def assert_one_line_error(result, message):
 
 
 def test_unknown_mode_is_an_error(run_inputs):
-    assert_one_line_error(invoke(run_inputs, "--mode", "some"), "error: --mode 'some' is not one of correct, all, best_of_n")
+    assert_one_line_error(invoke(run_inputs, "--mode", "some"), "error: export.sft_mode: must be one of 'correct', 'all' or 'best_of_n', got 'some'")
 
 
 def test_missing_trial_table_is_an_error(run_inputs):
@@ -63,7 +63,7 @@ def test_missing_trial_table_is_an_error(run_inputs):
 
 def test_bad_export_params_are_an_error(run_inputs):
     (run_inputs / "params.yaml").write_text("export:\n  sft_mode: most\n")
-    assert_one_line_error(invoke(run_inputs), "export.sft_mode must be one of correct, all, best_of_n, got 'most'")
+    assert_one_line_error(invoke(run_inputs), "error: export.sft_mode: must be one of 'correct', 'all' or 'best_of_n', got 'most'")
 
 
 def test_a_folder_without_split_sets_is_an_error(run_inputs):

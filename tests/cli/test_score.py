@@ -6,11 +6,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 from typer.testing import CliRunner
 
 from oracleproto.cli import app
-from oracleproto.scoring.scorer import options_from_params
 from tests.scoring.synthetic import random_rows
 
 runner = CliRunner()
@@ -64,11 +62,25 @@ def test_malformed_table_is_one_clear_error(tmp_path):
 def test_bad_options_and_missing_files(tmp_path):
     trials = write_trials(tmp_path / "trials.jsonl", random_rows(4))
     result = runner.invoke(app, ["score", "--trials", str(trials), "--out", str(tmp_path / "m"), "--weights", "open=1"])
-    assert result.exit_code == 1 and "unknown bucket 'open'" in result.output
+    assert result.output == "error: score.weights.open: unknown key (known: yes_no, binary_named, mc)\n" and result.exit_code == 1
     result = runner.invoke(app, ["score", "--trials", str(tmp_path / "none.parquet"), "--out", str(tmp_path / "m")])
     assert result.exit_code == 1 and "cannot read parquet" in result.output
     result = runner.invoke(app, ["score", "--trials", str(trials), "--out", str(tmp_path / "m"), "--fallback-belief", "2"])
-    assert result.exit_code == 1 and "fallback_belief must lie in (0, 1)" in result.output
+    assert result.exit_code == 1 and "error: score.fallback_belief: must be a number < 1, got 2.0" in result.output
+
+
+def test_flags_override_the_params_file(tmp_path):
+    trials = write_trials(tmp_path / "trials.jsonl", random_rows(2))
+    params = tmp_path / "params.yaml"
+    params.write_text("score:\n  bootstrap: 0\n  seed: 5\n")
+    args = ["score", "--trials", str(trials), "--params", str(params)]
+    assert runner.invoke(app, [*args, "--out", str(tmp_path / "file")]).exit_code == 0
+    assert "Bootstrap disabled" in (tmp_path / "file" / "leaderboard.md").read_text()
+    assert runner.invoke(app, [*args, "--out", str(tmp_path / "flag"), "--bootstrap", "40"]).exit_code == 0
+    assert "B = 40, seed 5" in (tmp_path / "flag" / "leaderboard.md").read_text()
+    params.write_text("score:\n  bootstrapp: 0\n")
+    result = runner.invoke(app, [*args, "--out", str(tmp_path / "bad")])
+    assert result.output == "error: score.bootstrapp: unknown key (did you mean bootstrap?)\n" and result.exit_code == 1
 
 
 def test_dvc_stage_module_reads_params(tmp_path):
@@ -84,11 +96,3 @@ def test_dvc_stage_module_reads_params(tmp_path):
     done = subprocess.run([sys.executable, "-m", "oracleproto.stages.score"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "B = 5000, seed 0" in (tmp_path / "metrics" / "leaderboard.md").read_text()
-
-
-def test_params_section_is_checked():
-    assert options_from_params({}) == {"weights": {"yes_no": 0.15, "binary_named": 0.15, "mc": 0.70}, "n_bootstrap": 5000, "seed": 0, "fallback_belief": None}
-    for section, message in (({"bootstrapp": 5}, "unknown key"), ({"bootstrap": -1}, "integer >= 0"), ({"seed": "x"}, "integer >= 0"),
-                             ({"fallback_belief": "0.1"}, "null or a number"), ({"weights": {"mc": -1}}, ">= 0")):
-        with pytest.raises(ValueError, match=message):
-            options_from_params(section)

@@ -6,7 +6,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oracleproto.admission import AdmissionError, parse_cutoff
-from oracleproto.corpus.admit import AdmissionConfig, admission_log, split_sets, summary
+from oracleproto.config import parse_params
+from oracleproto.corpus.admit import (
+    AdmissionConfig,
+    admission_config,
+    admission_log,
+    split_sets,
+    summary,
+)
 
 D = dt.date
 
@@ -32,7 +39,7 @@ def test_month_cutoffs_take_the_last_day():
 def test_admission_rule_is_cutoff_le_tau_minus_delta():
     # κ = 2024-01-10, δ = 1: τ = 01-10 gives χ = 01-09 < κ (excluded); τ = 01-11 gives χ = κ (admitted)
     questions = _questions([D(2024, 1, 10), D(2024, 1, 11), D(2024, 1, 12), D(2024, 3, 1)])
-    config = AdmissionConfig.from_params({"models": {"m": "2024-01-10"}, "delta_days": 1, "test_fraction": 0.5})
+    config = AdmissionConfig(models={"m": "2024-01-10"}, delta_days=1, test_fraction=0.5)
     ((name, train, test),) = split_sets(questions, config)
     assert name == "cutoff-2024-01-10"
     assert train.column("id").to_pylist() == ["q1"]
@@ -40,13 +47,13 @@ def test_admission_rule_is_cutoff_le_tau_minus_delta():
     assert summary(questions, config)["models"]["m"] == {
         "cutoff": "2024-01-10", "split": "cutoff-2024-01-10", "admitted": 3, "train": 1, "test": 2, "excluded_by_cutoff": 1,
     }
-    wider = summary(questions, AdmissionConfig.from_params({"models": {"m": "2024-01-10"}, "delta_days": 2}))
+    wider = summary(questions, AdmissionConfig(models={"m": "2024-01-10"}, delta_days=2))
     assert wider["models"]["m"]["admitted"] == 2  # χ = τ − 2 must still be ≥ κ
 
 
 def test_chronological_disjoint_splits_and_shared_cutoffs():
     ends = [D(2024, 1, d) for d in range(1, 11)]
-    config = AdmissionConfig.from_params({"models": {"a": "2023-12", "b": "2023-12-31", "c": "2024-01-04"}, "test_fraction": 0.2})
+    config = AdmissionConfig(models={"a": "2023-12", "b": "2023-12-31", "c": "2024-01-04"}, test_fraction=0.2)
     splits = {name: (train, test) for name, train, test in split_sets(_questions(ends), config)}
     assert sorted(splits) == ["cutoff-2023-12-31", "cutoff-2024-01-04"]
     train, test = splits["cutoff-2023-12-31"]
@@ -64,7 +71,7 @@ def test_unsorted_questions_split_like_the_sorted_table():
     # Out of (end_time, id) order, with ties on end_time broken by id.
     ends = [D(2024, 1, 5), D(2024, 1, 2), D(2024, 1, 9), D(2024, 1, 2), D(2024, 1, 7), D(2024, 1, 5)]
     questions = _questions(ends)
-    config = AdmissionConfig.from_params({"models": {"a": "2024-01-01", "b": "2024-01-04"}, "test_fraction": 0.34})
+    config = AdmissionConfig(models={"a": "2024-01-01", "b": "2024-01-04"}, test_fraction=0.34)
     ordered = [r["id"] for r in questions.sort_by([("end_time", "ascending"), ("id", "ascending")]).to_pylist()]
     test_ids = ordered[len(ordered) - round(len(ordered) * 0.34):]  # the corpus' newest 34 %
     for name, train, test in split_sets(questions, config):
@@ -76,7 +83,7 @@ def test_unsorted_questions_split_like_the_sorted_table():
 
 def test_the_summary_states_the_corpus_boundary():
     questions = _questions([D(2024, 1, d) for d in range(1, 11)])
-    config = AdmissionConfig.from_params({"models": {"a": "2024-01-08"}, "test_fraction": 0.2})
+    config = AdmissionConfig(models={"a": "2024-01-08"}, test_fraction=0.2)
     boundary = summary(questions, config)["test_boundary"]
     assert boundary["first_test_id"] == "q8" and boundary["first_test_end_time"] == "2024-01-09"
     assert (boundary["train_questions"], boundary["test_questions"]) == (8, 2)
@@ -86,10 +93,11 @@ def test_the_summary_states_the_corpus_boundary():
     }
 
 
-@pytest.mark.parametrize("params, message", [({"delta_days": 0}, "delta_days"), ({"test_fraction": 2}, "test_fraction")])
-def test_bad_params(params, message):
-    with pytest.raises(AdmissionError, match=message):
-        AdmissionConfig.from_params({"models": {"m": "2024-01"}, **params})
+def test_the_config_takes_the_cutoffs_of_models_and_the_admit_section():
+    params = parse_params({"models": {"m": "2024-01", "n": {"cutoff": "2024-02-10", "label": "N"}}, "admit": {"delta_days": 3}})
+    config = admission_config(params)
+    assert config.models == {"m": D(2024, 1, 31), "n": D(2024, 2, 10)}
+    assert (config.delta_days, config.test_fraction) == (3, 0.2)
 
 
 @settings(max_examples=150, deadline=None)
@@ -102,7 +110,7 @@ def test_bad_params(params, message):
 def test_no_question_is_train_in_one_configuration_and_test_in_another(days, cutoffs, fraction, delta):
     questions = _questions([D(2024, 1, 1) + dt.timedelta(days=d) for d in days])
     models = {f"m{i}": (D(2024, 1, 1) + dt.timedelta(days=c)).isoformat() for i, c in enumerate(cutoffs)}
-    config = AdmissionConfig.from_params({"models": models, "test_fraction": fraction, "delta_days": delta})
+    config = AdmissionConfig(models=models, test_fraction=fraction, delta_days=delta)
     train_ids, test_ids = set(), set()
     for _, train, test in split_sets(questions, config):
         assert not set(train.column("id").to_pylist()) & set(test.column("id").to_pylist())

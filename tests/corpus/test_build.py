@@ -11,13 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import oracleproto.corpus.build as build_module
+from oracleproto.config import load_params
 from oracleproto.corpus.build import build, table_metadata
 from oracleproto.corpus.validation import (
     Failure,
     QuestionTableError,
     validate_questions,
 )
-from oracleproto.params import load_params
 
 PAPER_MODELS = {
     "deepseek/deepseek-v3.2-exp", "z-ai/glm-5", "qwen/qwen3.5-flash",
@@ -31,7 +31,7 @@ def params(request):
 
 
 def test_paper_set_reproduces_tables_1_and_2(paper_db, tmp_path, params):
-    result = build(f"sqlite:{paper_db}", params, tmp_path)
+    result = build(params.overridden({"ingest": {"source": f"sqlite:{paper_db}"}}), tmp_path)
     report = result["audit"]
     assert report["counts_by_type"] == {
         "yes_no/single": 37, "binary_named/single": 3, "multiple_choice/single": 32, "multiple_choice/multi": 8,
@@ -54,7 +54,7 @@ def test_paper_set_reproduces_tables_1_and_2(paper_db, tmp_path, params):
 
 def test_sample_build_layout(project_root, tmp_path, params, monkeypatch):
     monkeypatch.chdir(project_root)
-    result = build("sample", params, tmp_path)
+    result = build(params, tmp_path)
     splits = tmp_path / "splits"
     summary = json.loads((splits / "summary.json").read_text())
     assert summary == result["admission"]
@@ -79,7 +79,7 @@ def test_sample_build_layout(project_root, tmp_path, params, monkeypatch):
 def test_failed_validation_writes_nothing(project_root, tmp_path, params, monkeypatch):
     # questions.parquet is encoded while validation runs: it must stay staged until validation passes.
     monkeypatch.chdir(project_root)
-    build_module.ingest("sample", params["ingest"], tmp_path)
+    build_module.ingest(params.ingest, tmp_path)
 
     def reject(_questions):
         raise QuestionTableError([Failure(0, "q0", "answer", "forced failure", None)])
@@ -87,7 +87,7 @@ def test_failed_validation_writes_nothing(project_root, tmp_path, params, monkey
     monkeypatch.setattr(build_module, "_validate", reject)
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     with pytest.raises(QuestionTableError):
-        build_module.run_audit(tmp_path, build_module.audit_params(params), tmp_path)
+        build_module.run_audit(tmp_path, build_module.audit_config(params), tmp_path)
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
@@ -116,11 +116,11 @@ def test_a_killed_build_leaves_the_previous_output_and_a_rerun_cleans_up(project
 def test_a_rerun_restores_an_output_caught_between_the_two_renames(project_root, tmp_path, params, monkeypatch):
     monkeypatch.chdir(project_root)
     out = tmp_path / "out"
-    build("sample", params, out)
+    build(params, out)
     first = _tree(out)
     out.rename(tmp_path / ".out.previous")  # killed after the first rename of the swap
     (tmp_path / ".out.staging").mkdir()  # with a half-built staging folder
     monkeypatch.setattr("oracleproto.corpus.build.run_admit", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt):
-        build("sample", params, out)  # the rerun fails too: the restored output must survive it
+        build(params, out)  # the rerun fails too: the restored output must survive it
     assert _tree(out) == first and sorted(p.name for p in tmp_path.iterdir()) == ["out"]

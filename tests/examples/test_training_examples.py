@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from oracleproto.publish.hubdir import PublishParams
+from oracleproto.config import Publish
 from oracleproto.publish.hubdir import build as build_hub_folder
 from tests.publish.test_hub import make_project
 
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory) -> Path:
     layout = make_project(tmp_path_factory.mktemp("project"))
-    build_hub_folder(layout, PublishParams(repo_id="org/OracleProto"))
+    build_hub_folder(layout, Publish(repo_id="org/OracleProto"))
     return layout.hub
 
 

@@ -6,18 +6,18 @@ import pyarrow.parquet as pq
 import pytest
 
 import oracleproto.stages.evaluate as stage
-from oracleproto.harness.plan import plan_from_params
+from oracleproto.config import parse_params
+from oracleproto.harness.plan import plan_evaluation
 from oracleproto.harness.questions import EvaluationError
 from oracleproto.harness.runstore import RunStore
-from oracleproto.harness.settings import SettingsError
 from oracleproto.io import write_parquet
 from oracleproto.schema import QUESTION_SCHEMA
 from tests.harness.test_evaluate_run import make_questions
 
-PARAMS = {
-    "admit": {"delta_days": 1, "models": {"a/old": "2024-06", "b/new": "2025-01-31", "c/twin": "2024-06-30"}},
+PARAMS = parse_params({
+    "models": {"a/old": "2024-06", "b/new": "2025-01-31", "c/twin": "2024-06-30"},
     "evaluate": {"trials": 2, "search": "none", "baselines": ["first", "base_rate"]},
-}
+})
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def splits(tmp_path):
 
 
 def test_plan_has_baselines_per_distinct_cutoff(splits):
-    settings, jobs = plan_from_params(PARAMS, splits)
+    settings, jobs = plan_evaluation(PARAMS, splits)
     assert settings.budgets.trials == 2
     assert [job.label for job in jobs] == [
         "baseline:first@cutoff-2024-06-30", "baseline:base_rate@cutoff-2024-06-30",
@@ -40,26 +40,34 @@ def test_plan_has_baselines_per_distinct_cutoff(splits):
     assert jobs[0].questions.path.endswith("cutoff-2024-06-30/test.parquet")
 
 
+def test_always_no_keeps_the_label_of_the_no_baseline(splits):
+    for name in ("always_no", "no"):
+        _, jobs = plan_evaluation(PARAMS.overridden({"evaluate": {"baselines": [name]}}), splits)
+        assert [job.label for job in jobs] == ["baseline:no@cutoff-2024-06-30", "baseline:no@cutoff-2025-01-31"]
+
+
 def test_api_models_are_opt_in_and_use_their_own_split(splits):
-    params = {**PARAMS, "evaluate": {**PARAMS["evaluate"], "baselines": [], "models": [{"slug": "b/new", "price_prompt_per_mtok": 1.5}]}}
-    _, jobs = plan_from_params(params, splits)
+    params = PARAMS.overridden({
+        "models": {"b/new": {"price_prompt_per_mtok": 1.5, "label": "new"}},
+        "evaluate": {"baselines": [], "models": ["b/new"]},
+    })  # fmt: skip
+    _, jobs = plan_evaluation(params, splits)
     (job,) = jobs
-    assert job.label == "b/new" and job.spec.cutoff == dt.date(2025, 1, 31) and job.spec.price_prompt_per_mtok == 1.5
+    assert job.label == "new" and job.spec.slug == "b/new"
+    assert job.spec.cutoff == dt.date(2025, 1, 31) and job.spec.price_prompt_per_mtok == 1.5
     assert job.questions.path.endswith("cutoff-2025-01-31/test.parquet")
 
 
-def test_plan_errors_name_the_fix(splits):
-    with pytest.raises(SettingsError, match="evaluate.baselines"):
-        plan_from_params({**PARAMS, "evaluate": {"baselines": ["oracle"]}}, splits)
-    missing = {**PARAMS, "admit": {"models": {"z/model": "2023-01"}}}
-    with pytest.raises(EvaluationError, match="cutoff-2023-01-31/test.parquet does not exist"):
-        plan_from_params(missing, splits)
+def test_a_missing_split_set_names_the_fix(splits):
+    missing = parse_params({"models": {"z/model": "2023-01"}})
+    with pytest.raises(EvaluationError, match="cutoff-2023-01-31/test.parquet does not exist: run the admit stage"):
+        plan_evaluation(missing, splits)
 
 
 def test_stage_writes_the_two_artifacts_and_is_repeatable(splits, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "params.yaml").write_text(
-        "admit:\n  models: {a/old: '2024-06', b/new: '2025-01-31'}\nevaluate:\n  trials: 2\n  search: none\n"
+        "models: {a/old: '2024-06', b/new: '2025-01-31'}\nevaluate:\n  trials: 2\n  search: none\n"
     )
     stage.main()
     first = {name: (tmp_path / "data" / "eval" / name).read_bytes() for name in ("trials.parquet", "manifest.json")}
@@ -74,7 +82,7 @@ def test_stage_writes_the_two_artifacts_and_is_repeatable(splits, tmp_path, monk
 
 def test_interrupted_stage_keeps_its_state_and_resumes(splits, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "params.yaml").write_text("admit:\n  models: {a/old: '2024-06'}\nevaluate:\n  trials: 2\n  search: none\n")
+    (tmp_path / "params.yaml").write_text("models: {a/old: '2024-06'}\nevaluate:\n  trials: 2\n  search: none\n")
     calls = []
     real_put = RunStore.put
 

@@ -1,7 +1,6 @@
 """End-to-end evaluation against the loopback model server (search: an in-process backend)."""
 
 import asyncio
-import dataclasses
 import datetime as dt
 import json
 import re
@@ -12,8 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from oracleproto.admission import admissible
+from oracleproto.config import Score, parse_params
 from oracleproto.harness.evaluate import EvaluationAborted, evaluate
-from oracleproto.harness.plan import model_spec_from_entry, settings_from_params
+from oracleproto.harness.plan import eval_settings, model_spec
 from oracleproto.harness.questions import EvalJob, EvaluationError, QuestionSet
 from oracleproto.harness.runstore import RunStore, RunStoreError
 from oracleproto.harness.settings import Budgets, EvalSettings, ModelSpec, SettingsError
@@ -374,21 +374,19 @@ def test_templates_from_the_corpus_are_used(tmp_path):
 
 
 def test_params_to_settings_and_specs():
-    settings = settings_from_params(
-        {"trials": 2, "search": "none", "sampling": {"temperature": 0.2}, "concurrency": {"llm": 3}}, delta_days=2
-    )
-    assert settings.budgets.trials == 2 and settings.budgets.delta_days == 2
+    params = parse_params({
+        "models": {"openai/gpt-4.1": {"cutoff": "2024-06", "price_prompt_per_mtok": 2.0}},
+        "admit": {"delta_days": 2},
+        "evaluate": {"trials": 2, "search": "none", "sampling": {"temperature": 0.2}, "concurrency": {"llm": 3}},
+    })  # fmt: skip
+    settings = eval_settings(params)
+    assert settings.budgets.trials == 2 and settings.budgets.delta_days == 2 and settings.search_backend == "none"
     assert settings.sampling.temperature == 0.2 and settings.concurrency.llm == 3
-    tuned = settings_from_params({"search": "tavily", "search_options": {"search_depth": "advanced"}})
-    assert tuned.search_options == {"search_depth": "advanced"}
-    with pytest.raises(SettingsError, match="unknown key"):
-        settings_from_params({"trails": 2})
-    spec = model_spec_from_entry({"slug": "openai/gpt-4.1", "price_prompt_per_mtok": 2.0}, {"openai/gpt-4.1": "2024-06"})
-    assert spec.cutoff == dt.date(2024, 6, 30) and spec.price_prompt_per_mtok == 2.0
+    spec = model_spec("openai/gpt-4.1", params.models)
+    assert spec.label == "openai/gpt-4.1" and spec.cutoff == dt.date(2024, 6, 30) and spec.price_prompt_per_mtok == 2.0
     with pytest.raises(SettingsError, match="no knowledge cutoff"):
-        model_spec_from_entry("x/y", {})
-    assert model_spec_from_entry("baseline:first", {}).cutoff is None
-
+        model_spec("x/y", params.models)
+    assert model_spec("baseline:first", {}).cutoff is None
 
 class SearchThenBelieve(SearchThenAnswer):
     """SearchThenAnswer, with a belief block (letter A favoured) before the box."""
@@ -405,7 +403,7 @@ class SearchThenBelieve(SearchThenAnswer):
 
 
 def test_belief_protocol_end_to_end_feeds_the_probabilistic_metrics(questions_path, tmp_path):
-    settings = dataclasses.replace(SETTINGS, protocols=ProtocolSwitches(belief=True), budgets=Budgets(trials=1))
+    settings = SETTINGS.model_copy(update={"protocols": ProtocolSwitches(belief=True), "budgets": Budgets(trials=1)})
     with OpenAIServer(SearchThenBelieve(searches=1)) as server:
         run_api(questions_path, tmp_path / "run", server, settings=settings)
         assert all(BELIEF_PROTOCOL in first_user_text(r.body) for r in server.requests)
@@ -415,7 +413,7 @@ def test_belief_protocol_end_to_end_feeds_the_probabilistic_metrics(questions_pa
         assert t["belief"] is not None and len(t["belief"]) == len(t["options"]) and t["belief"][0] == 0.6
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["hash_chain"]["belief_protocol_hash"] == text_hash16(BELIEF_PROTOCOL)
-    result = summary(score_file(tmp_path / "run" / "trials.parquet", n_bootstrap=0))["vendor/model"]
+    result = summary(score_file(tmp_path / "run" / "trials.parquet", Score(bootstrap=0)))["vendor/model"]
     assert result["fallback_share"] == 0.0  # every vector is the model's own
     assert result["brier_index"] is not None and result["nll"] is not None
 
@@ -423,7 +421,7 @@ def test_belief_protocol_end_to_end_feeds_the_probabilistic_metrics(questions_pa
 def test_nudges_and_bail_out_retry_reach_the_trial_table(questions_path, tmp_path):
     # the model answers at once, never searching: nudged up to max_nudges, then its box stands
     budgets = Budgets(trials=1, min_search_calls=1, max_nudges=2, final_answer_retry=True)
-    settings = dataclasses.replace(SETTINGS, budgets=budgets)
+    settings = SETTINGS.model_copy(update={"budgets": budgets})
     with OpenAIServer(SearchThenAnswer(searches=0)) as server:
         run_api(questions_path, tmp_path / "run", server, settings=settings)
     trials = read_trials(tmp_path / "run").to_pylist()

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from oracleproto import tools
+from oracleproto.config import ConfigError
 from oracleproto.harness import react
 from oracleproto.harness.faults import AuthError
 from oracleproto.harness.react import (
@@ -291,10 +292,10 @@ def test_bail_out_retry_call_error_ends_the_trial_with_error():
 
 @pytest.mark.parametrize(
     "kwargs, message",
-    [({"min_search_calls": 5}, "min_search_calls (5) must be <= max_search_calls (4)"),
-     ({"max_nudges": -1}, "max_nudges must be an integer >= 0"),
-     ({"final_answer_retry": "yes"}, "final_answer_retry must be true or false")],
+    [({"min_search_calls": 5}, "min_search_calls: must be <= max_search_calls (4), got 5"),
+     ({"max_nudges": -1}, "max_nudges: must be an integer >= 0, got -1"),
+     ({"final_answer_retry": "yes"}, "final_answer_retry: must be true or false, got 'yes'")],
 )
 def test_nudge_and_retry_settings_are_checked(kwargs, message):
-    with pytest.raises(ValueError, match=re.escape(message)):
-        Budgets(**kwargs)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        Budgets.checked(**kwargs)

@@ -4,6 +4,7 @@ from datetime import date, datetime
 
 import pytest
 
+from oracleproto.config import ConfigError
 from oracleproto.harness import search
 from oracleproto.harness.replay import CallCache, CallContext, ReplayMissError
 from oracleproto.harness.search import (
@@ -71,7 +72,7 @@ def test_search_call_entry_has_iso_end_date_and_audit():
 
 
 def test_settings_defaults_are_table_12():
-    s = SearchSettings()
+    s = SearchSettings(detector_mode="llm")
     assert (s.max_results, s.search_depth, s.include_raw_content, s.include_answer, s.raw_content_max_chars) == (
         5,
         "basic",
@@ -93,16 +94,16 @@ def test_settings_defaults_are_table_12():
         ({"timeout_s": 0}, "timeout_s"),
         ({"detector_mode": "strict"}, "detector_mode"),
         ({"undated": "maybe"}, "undated"),
-        ({"max_result": 5}, "unknown key"),
+        ({"max_result": 5}, "max_result: unknown key \\(did you mean max_results\\?\\)"),
     ],
 )
 def test_bad_settings_name_the_field(values, field):
-    with pytest.raises(SettingsError, match=field):
-        SearchSettings.from_mapping(values)
+    with pytest.raises(ConfigError, match=field):
+        SearchSettings.checked(**{"detector_mode": "off", **values})
 
 
 def test_true_means_the_default_format():
-    s = SearchSettings(include_raw_content=True, include_answer=True)
+    s = SearchSettings(detector_mode="off", include_raw_content=True, include_answer=True)
     assert (s.include_raw_content, s.include_answer) == ("markdown", "basic")
 
 
@@ -130,7 +131,7 @@ def test_registry_lists_builtins_and_rejects_unknown_names():
 
 def test_llm_mode_without_a_detector_is_a_startup_error():
     with pytest.raises(SettingsError, match="detector_mode 'llm'"):
-        make_backend("archive", SearchSettings(archive_path="x.jsonl"), CallCache(None, "off"), None)
+        make_backend("archive", SearchSettings(archive_path="x.jsonl", detector_mode="llm"), CallCache(None, "off"), None)
 
 
 def test_a_name_cannot_be_registered_twice(monkeypatch):

@@ -1,10 +1,14 @@
 import datetime as dt
 import json
 import logging
+from typing import get_args
 
 import pytest
+from pydantic import ValidationError
 
+from oracleproto.config import Baseline, SearchOptions
 from oracleproto.harness.settings import (
+    BASELINES,
     SECRETS,
     Budgets,
     Concurrency,
@@ -28,7 +32,7 @@ def test_paper_defaults():
     assert (b.max_steps, b.max_search_calls, b.max_results, b.trials, b.delta_days) == (6, 4, 5, 3, 1)
     s = Sampling()
     assert (s.temperature, s.top_p, s.max_tokens, s.timeout_s) == (0.7, 1.0, 12000, 240.0)
-    assert Concurrency() == Concurrency(5, 5, 5)
+    assert Concurrency() == Concurrency(llm=5, search=5, detector=5)
 
 
 @pytest.mark.parametrize(
@@ -37,29 +41,43 @@ def test_paper_defaults():
      ({"max_search_calls": -1}, "max_search_calls"), ({"lookahead": 7}, "lookahead")],
 )
 def test_budget_validation_names_the_field(kwargs, name):
-    with pytest.raises(SettingsError, match=name):
+    with pytest.raises(ValidationError, match=name):
         Budgets(**kwargs)
 
 
 def test_model_spec_rules():
-    with pytest.raises(SettingsError, match="unknown baseline"):
+    with pytest.raises(SettingsError, match="^slug: unknown baseline 'baseline:oracle'; known: baseline:uniform, "):
         ModelSpec(label="b", slug="baseline:oracle")
-    with pytest.raises(SettingsError, match="max_tokens_param"):
+    with pytest.raises(SettingsError, match="^max_tokens_param: must be one of 'max_tokens' or 'max_completion_tokens'"):
         ModelSpec(label="x", slug="x", max_tokens_param="tokens")
-    with pytest.raises(SettingsError, match="omit_sampling"):
+    with pytest.raises(SettingsError, match=r"^omit_sampling\[0\]: must be one of 'temperature' or 'top_p', got 'seed'$"):
         ModelSpec(label="x", slug="x", omit_sampling=("seed",))
+    with pytest.raises(SettingsError, match="^slug: ':online' slugs enable provider-side browsing"):
+        ModelSpec(label="x", slug="x:online")
     assert ModelSpec(label="b", slug="baseline:uniform").is_baseline
     assert ModelSpec(label="x", slug="Org/QwQ-32B").is_reasoning(Sampling().reasoning_patterns)
     assert not ModelSpec(label="x", slug="org/qwq", reasoning=False).is_reasoning(["qwq"])
+
+
+def test_every_params_baseline_has_a_harness_name():
+    (names, _always_no_alias) = get_args(Baseline)
+    assert set(get_args(names)) == set(BASELINES)
+    assert BASELINES["always_no"] == "no"  # the label baseline:no@cutoff-… of earlier runs
 
 
 def test_eval_settings_rules():
     with pytest.raises(SettingsError, match="archive path"):
         EvalSettings(search_backend="archive").check_search_ready()
     EvalSettings(search_backend="archive", budgets=Budgets(max_search_calls=0)).check_search_ready()
-    with pytest.raises(SettingsError, match="detector"):
+    with pytest.raises(ValidationError, match="detector"):
         EvalSettings(search_backend="none", detector="magic")
     assert not EvalSettings(search_backend="none").search_enabled
+
+
+def test_snapshot_keeps_the_search_options_as_given():
+    given = EvalSettings(search_options=SearchOptions(search_depth="advanced"))
+    assert config_snapshot(given, [], {})["settings"]["search_options"] == {"search_depth": "advanced"}
+    assert config_snapshot(EvalSettings(), [], {})["settings"]["search_options"] == {}
 
 
 def test_redaction_hides_the_key():

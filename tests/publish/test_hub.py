@@ -11,11 +11,12 @@ import pyarrow as pa
 import pytest
 import yaml
 
+from oracleproto.config import Publish, parse_params
 from oracleproto.corpus.build import build as build_corpus
 from oracleproto.export.trajectories import ExportSettings, run_export
 from oracleproto.io import write_json, write_parquet
 from oracleproto.publish import hub
-from oracleproto.publish.hubdir import Layout, PublishParams
+from oracleproto.publish.hubdir import Layout
 from oracleproto.publish.hubdir import build as build_hub_folder
 from oracleproto.schema import QUESTION_SCHEMA, TRIAL_SCHEMA
 
@@ -72,7 +73,8 @@ def make_project(root: Path, preds: tuple[str, ...] = ("B", "A")) -> Layout:
     )
     data = root / "data"
     with contextlib.chdir(root):  # a relative source URI, as in a clone of the repo
-        build_corpus("jsonl:source.jsonl", {"admit": {"models": MODELS, "delta_days": 1, "test_fraction": 0.34}}, data)
+        params = {"ingest": {"source": "jsonl:source.jsonl"}, "models": MODELS, "admit": {"delta_days": 1, "test_fraction": 0.34}}
+        build_corpus(parse_params(params), data)
     write_trials(data / "eval" / "trials.parquet", preds)  # gold is B
     write_json({"hash_chain": HASHES, "config_snapshot": {"settings": {}}}, data / "eval" / "manifest.json")
     run_export(data / "eval" / "trials.parquet", data / "splits", data / "export", ExportSettings())
@@ -84,7 +86,7 @@ def make_project(root: Path, preds: tuple[str, ...] = ("B", "A")) -> Layout:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Layout:
     layout = make_project(tmp_path_factory.mktemp("project"))
-    build_hub_folder(layout, PublishParams(repo_id="org/OracleProto"))
+    build_hub_folder(layout, Publish(repo_id="org/OracleProto"))
     return layout
 
 
@@ -220,7 +222,7 @@ def test_hub_files_are_the_pipeline_outputs_byte_for_byte(project):
 
 def test_two_fresh_builds_are_byte_identical(tmp_path, project):
     other = make_project(tmp_path)
-    build_hub_folder(other, PublishParams(repo_id="org/OracleProto"))
+    build_hub_folder(other, Publish(repo_id="org/OracleProto"))
     assert hub.hub_listing(other.hub) == hub.hub_listing(project.hub)
 
 
@@ -233,7 +235,7 @@ def test_rebuild_removes_stale_files(tmp_path):
 
 def test_an_empty_sft_export_is_listed_but_not_a_config(tmp_path):
     layout = make_project(tmp_path, preds=("A", "A"))  # no correct trial
-    build_hub_folder(layout, PublishParams())
+    build_hub_folder(layout, Publish())
     readme = (layout.hub / "README.md").read_text()
     assert [c["config_name"] for c in front_matter(readme)["configs"]][-1] == "rl"
     assert "| sft (empty: not a config) | train | 0 |" in readme
@@ -245,7 +247,7 @@ def test_missing_manifest_hash_chain_is_an_error(tmp_path):
     layout = make_project(tmp_path)
     write_json({"run": "x"}, layout.data / "eval" / "manifest.json")
     with pytest.raises(hub.HubError, match="no 'hash_chain' object"):
-        build_hub_folder(layout, PublishParams())
+        build_hub_folder(layout, Publish())
 
 
 LOAD_ALL = textwrap.dedent(

@@ -13,7 +13,6 @@ from oracleproto.scoring.scorer import (
     difficulty_tertile,
     leaderboard_markdown,
     pareto_frontier,
-    parse_weights,
     score_table,
     write_outputs,
 )
@@ -164,12 +163,3 @@ def test_the_leaderboard_never_ranks_models_asked_different_questions_together()
     assert [s.splitlines()[0] for s in sections] == ["`cutoff-x`: 2 question(s), 2 model(s)", "`cutoff-y`: 1 question(s), 1 model(s)"]
     ranks = [[line.split(" | ")[:2] for line in s.splitlines() if line.startswith("| ") and "rank" not in line] for s in sections]
     assert ranks == [[["| 1", "a@cutoff-x"], ["| 2", "b@cutoff-x"]], [["| 1", "c@cutoff-y"]]]
-
-
-def test_parse_weights():
-    assert parse_weights("yes_no=0.15,binary_named=0.15,mc=0.70") == {"yes_no": 0.15, "binary_named": 0.15, "mc": 0.70}
-    assert parse_weights("mc=1") == {"yes_no": 0.0, "binary_named": 0.0, "mc": 1.0}
-    for bad, message in (("mcq=1", "unknown bucket"), ("mc", "not bucket=value"), ("mc=x", "not a number"),
-                         ("mc=-1", ">= 0"), ("mc=0", "at least one")):
-        with pytest.raises(ValueError, match=message):
-            parse_weights(bad)

@@ -7,8 +7,8 @@ bucket is the question-weighted pool of its two slices (METRICS.md, Eq. 19).
 import numpy as np
 import pytest
 
+from oracleproto.config import Score
 from oracleproto.scoring.registry import (
-    DEFAULT_WEIGHTS,
     composite_from_bucket_means,
     per_correct_cost,
 )
@@ -35,7 +35,7 @@ N_SINGLE, N_MULTI = 32, 8
 def composite_from_table4(model: str) -> float:
     yes_no, binary, single, multi = TABLE4[model]
     pooled_mc = (N_SINGLE * single + N_MULTI * multi) / (N_SINGLE + N_MULTI)
-    return float(composite_from_bucket_means(np.array([yes_no, binary, pooled_mc]), DEFAULT_WEIGHTS))
+    return float(composite_from_bucket_means(np.array([yes_no, binary, pooled_mc]), Score().weights))
 
 
 @pytest.mark.parametrize("model", [m for m in TABLE4 if m != "Doubao Seed 2.0 Lite"])

@@ -5,8 +5,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from oracleproto.config import Score
 from oracleproto.scoring.prepare import prepare
-from oracleproto.scoring.registry import DEFAULT_WEIGHTS, ScoreContext
+from oracleproto.scoring.registry import ScoreContext
 from oracleproto.scoring.scorer import score_table, summary
 from oracleproto.scoring.statistics import (
     PairedSums,
@@ -50,7 +51,7 @@ def test_pass1_interval_covers_the_true_value_about_95_percent():
             "trial": np.tile([1, 2, 3], 150), "pred": pred, "error": pa.nulls(len(pred), pa.string()), "cost_usd": np.zeros(len(pred)),
         })
         data = prepare(table)
-        context = ScoreContext(data, None, DEFAULT_WEIGHTS)
+        context = ScoreContext(data, None, Score().weights)
         interval = bootstrap(context, 1000, seed=replication).intervals["m"]["pass1_avg"]
         covered += interval.low <= 0.4 <= interval.high
     assert 0.93 <= covered / 400 <= 0.97, covered / 400

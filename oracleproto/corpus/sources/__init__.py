@@ -11,7 +11,7 @@ unnormalised), ``level``, ``parse_error`` (why a row could not be read into fiel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from oracleproto.config import Ingest
 from oracleproto.errors import OracleProtoError
 from oracleproto.schema import RAW_SCHEMA
 
@@ -63,13 +64,17 @@ def split_uri(uri: str) -> tuple[str, str]:
     return scheme, arg
 
 
-def open_source(uri: str, options: dict[str, Any] | None = None) -> SourceData:
-    """Open the source named by ``uri``; unknown schemes and unreadable sources raise SourceError."""
+def open_source(uri: str, options: Ingest | Mapping[str, Any] | None = None) -> SourceData:
+    """Open the source named by ``uri``; unknown schemes and unreadable sources raise SourceError.
+
+    Readers get the ``ingest`` params as a dict with every key (defaults: oracleproto.config).
+    """
     scheme, arg = split_uri(uri)
     reader = _READERS.get(scheme)
     if reader is None:
         raise SourceError(f"unknown source {uri!r}: use one of {', '.join(s + ':' if s != 'sample' else s for s in source_schemes())}")
-    return reader(arg, dict(options or {}))
+    settings = options if isinstance(options, Ingest) else Ingest.checked(**(options or {}))
+    return reader(arg, settings.model_dump())
 
 
 

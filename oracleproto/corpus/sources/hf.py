@@ -38,8 +38,7 @@ def _stream(name: str, split: str, revision: str | None) -> Iterator[pa.Table]:
 def read_hf_source(arg: str, options: dict[str, Any]) -> SourceData:
     if not arg:
         raise SourceError(f"hf source needs a dataset name, e.g. hf:{FUTUREX_PAST}")
-    split = options.get("hf_split") or "train"
-    revision = options.get("hf_revision")
+    split, revision = options["hf_split"], options["hf_revision"]
     # The batches are materialised once so the source hash covers exactly what was read.
     tables = list(_stream(arg, split, revision))
     digest = hashlib.sha256()
