@@ -301,7 +301,9 @@ class RunKnobs(ArchivePath):
 
 class Evaluate(LoopBudgets, RunKnobs):
     baselines: Annotated[tuple[Baseline, ...], AfterValidator(_distinct)] = ("uniform", "first", "always_no", "base_rate")
-    split: Split = "test"  # the split of each cutoff that is evaluated
+    # the splits API models run on (baselines always run on test, the leaderboard's split);
+    # add train to generate SFT trajectories from train questions
+    splits: Annotated[tuple[Split, ...], AfterValidator(_distinct)] = ("test",)
     models: Annotated[tuple[Slug, ...], AfterValidator(_distinct)] = ()  # API models run (opt-in), from models:
 
 

@@ -54,8 +54,10 @@ def plan_evaluation(params: Params, splits_dir: str | os.PathLike[str]) -> tuple
     """Settings and jobs of the ``evaluate`` stage.
 
     Every distinct cutoff of ``models`` gets the baselines of ``evaluate.baselines`` on its
-    ``evaluate.split``, labelled ``baseline:<name>@cutoff-…`` so (model, q_id, trial) stays
-    unique; each slug of ``evaluate.models`` runs on the split of its own cutoff.
+    test split, labelled ``baseline:<name>@cutoff-…`` so (model, q_id, trial) stays unique;
+    each slug of ``evaluate.models`` runs on each split of ``evaluate.splits`` of its own
+    cutoff (labelled ``<label>@train`` on the train split, so its trials never join the
+    test-split leaderboard).
     """
     evaluate, splits = params.evaluate, Path(splits_dir)
 
@@ -67,14 +69,16 @@ def plan_evaluation(params: Params, splits_dir: str | os.PathLike[str]) -> tuple
 
     jobs: list[EvalJob] = []
     for name in sorted({split_name(cutoff) for cutoff in params.cutoffs.values()}):
-        questions = load(name, evaluate.split)
+        questions = load(name, "test")
         for baseline in (BASELINES[name] for name in evaluate.baselines):
             spec = ModelSpec(label=f"{BASELINE_PREFIX}{baseline}@{name}", slug=BASELINE_PREFIX + baseline)
             jobs.append(EvalJob(spec, questions, load(name, "train") if baseline == "base_rate" else None))
     for slug in evaluate.models:
         spec = model_spec(slug, params.models)
         assert spec.cutoff is not None  # every entry of models has one
-        jobs.append(EvalJob(spec, load(split_name(spec.cutoff), evaluate.split)))
+        for part in evaluate.splits:
+            labelled = spec if part == "test" else spec.model_copy(update={"label": f"{spec.label}@{part}"})
+            jobs.append(EvalJob(labelled, load(split_name(spec.cutoff), part)))
     return eval_settings(params), jobs
 
 

@@ -58,6 +58,15 @@ def test_api_models_are_opt_in_and_use_their_own_split(splits):
     assert job.questions.path.endswith("cutoff-2025-01-31/test.parquet")
 
 
+def test_api_models_run_on_every_split_of_evaluate_splits_under_distinct_labels(splits):
+    params = PARAMS.overridden({"evaluate": {"baselines": ["first"], "models": ["b/new"], "splits": ["train", "test"]}})
+    _, jobs = plan_evaluation(params, splits)
+    runs = {job.label: job.questions.path.rsplit("/", 2)[-2:] for job in jobs}
+    assert runs["b/new@train"] == ["cutoff-2025-01-31", "train.parquet"]
+    assert runs["b/new"] == ["cutoff-2025-01-31", "test.parquet"]
+    assert runs["baseline:first@cutoff-2025-01-31"] == ["cutoff-2025-01-31", "test.parquet"]  # baselines: test only
+
+
 def test_a_missing_split_set_names_the_fix(splits):
     missing = parse_params({"models": {"z/model": "2023-01"}})
     with pytest.raises(EvaluationError, match="cutoff-2023-01-31/test.parquet does not exist: run the admit stage"):
