@@ -14,7 +14,7 @@ from tests.corpus.sources.helpers import SEVEN, read_raw, reasons, write_jsonl
 
 
 def test_every_adapter_is_registered():
-    assert source_schemes() == ["csv", "hf", "jsonl", "parquet", "sample", "sqlite"]
+    assert source_schemes() == ["csv", "forecastbench", "hf", "jsonl", "parquet", "sample", "sqlite"]
 
 
 def test_registry_imports_without_the_package_cycle():
@@ -23,7 +23,7 @@ def test_registry_imports_without_the_package_cycle():
     import subprocess
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "sqlite" in out and "hf" in out
+    assert "sqlite" in out and "forecastbench" in out
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet", "csv"])
@@ -57,6 +57,7 @@ def test_missing_columns_are_a_reason_on_every_row(tmp_path):
         ("parquet:/nonexistent/file.parquet", "no such file"),
         ("sqlite:/nonexistent.db", "no such file"),
         ("jsonl:", "needs a path"),
+        ("forecastbench:/nonexistent", "no resolution_sets"),
     ],
 )
 def test_unreadable_sources_name_the_cause(uri, message):
