@@ -47,9 +47,14 @@ def _hub_snapshot(repo_id: str, revision: str | None, where: str) -> Path:
     )
 
     offline = _offline_variable()
-    endpoint = os.environ.get("HF_ENDPOINT") or None  # also read at call time
+    # Also read at call time, as HF_HUB_OFFLINE is (None: huggingface_hub's own default).
+    endpoint = os.environ.get("HF_ENDPOINT") or None
+    cache = os.environ.get("HF_HUB_CACHE") or (os.environ.get("HF_HOME") and os.path.join(os.environ["HF_HOME"], "hub")) or None
     try:
-        return Path(snapshot_download(repo_id, repo_type="dataset", revision=revision, local_files_only=bool(offline), endpoint=endpoint))
+        path = snapshot_download(
+            repo_id, repo_type="dataset", revision=revision, local_files_only=bool(offline), endpoint=endpoint, cache_dir=cache
+        )
+        return Path(path)
     except LocalEntryNotFoundError as exc:
         cause = f"{offline} is set" if offline else f"the Hub is unreachable ({str(exc.__cause__ or exc).splitlines()[0]})"
         raise SourceError(f"cannot read source {where}: no local folder {repo_id!r}, {cause} and no cached copy") from exc
@@ -61,34 +66,36 @@ def _hub_snapshot(repo_id: str, revision: str | None, where: str) -> Path:
         raise SourceError(f"cannot read source {where}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from exc
 
 
-def _folder(arg: str, revision: str | None, where: str) -> Path:
+def _folder(arg: str, revision: str | None, where: str) -> tuple[Path, Path]:
+    """(the dataset's folder, the folder its files must lie in). A local folder bounds
+    itself; a Hub snapshot's files are links into its repo's cache folder (../../blobs)."""
     path = Path(arg)
     if path.is_dir():
-        return path
+        return path, path
     if path.exists():
         raise SourceError(f"cannot read source {where}: not a folder (for one file use parquet:, csv: or jsonl:)")
     if not _HUB_ID.match(arg):
         raise SourceError(f"cannot read source {where}: no such folder, and not a Hub dataset id like {FUTUREX_PAST}")
-    return _hub_snapshot(arg, revision, where)
+    snapshot = _hub_snapshot(arg, revision, where)
+    return snapshot, snapshot.parents[1]
 
 
-def split_files(folder: Path, config: str | None, where: str) -> dict[str, list[Path]]:
-    """Split name → data files, as ``datasets`` resolves the folder's layout; every file
-    must lie inside the folder (a card may name ``../elsewhere``; symlinks are followed)."""
+def split_files(folder: Path, bound: Path, config: str | None, where: str) -> dict[str, list[Path]]:
+    """Split name → data files, as ``datasets`` resolves the folder's layout. Every file
+    must lie inside ``bound``, links followed (a card may name ``../elsewhere``)."""
     import datasets  # heavy import: only when this source is used
 
     try:
         builder = datasets.load_dataset_builder(str(folder), name=config)
     except Exception as exc:  # datasets raises many kinds (FileNotFound, ValueError, DatasetNotFound…)
         raise SourceError(f"cannot read source {where}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from exc
-    root = folder.resolve()
+    root = bound.resolve()
     layout: dict[str, list[Path]] = {}
     for split, names in (builder.config.data_files or {}).items():
-        files = [Path(name).resolve() for name in names]
-        outside = [str(name) for name, file in zip(names, files) if not file.is_relative_to(root)]
+        outside = [name for name in names if not Path(name).resolve().is_relative_to(root)]
         if outside:
             raise SourceError(f"cannot read source {where}: split {str(split)!r} names {outside[0]}, which is outside the folder")
-        layout[str(split)] = files
+        layout[str(split)] = [Path(name) for name in names]
     if not layout:
         raise SourceError(f"cannot read source {where}: no data files")
     return layout
@@ -102,11 +109,12 @@ def _chosen(layout: dict[str, list[Path]], split: str | None, where: str) -> dic
     return {split: layout[split]}
 
 
-def _files_hash(layout: dict[str, list[Path]], root: Path) -> str:
+def _files_hash(layout: dict[str, list[Path]], folder: Path) -> str:
+    """sha256 over each split's files: their paths in the folder and their bytes."""
     digest = hashlib.sha256()
     for split, files in layout.items():
         for file in files:
-            digest.update(f"{split}\t{file.relative_to(root.resolve())}\t{sha256_file(file)}\n".encode())
+            digest.update(f"{split}\t{os.path.relpath(file, folder)}\t{sha256_file(file)}\n".encode())
     return digest.hexdigest()
 
 
@@ -129,8 +137,8 @@ def read_hf_source(arg: str, options: dict[str, Any]) -> SourceData:
         raise SourceError(f"hf source needs a dataset name or folder, e.g. hf:{FUTUREX_PAST}")
     revision = options.get("hf_revision")
     where = f"hf:{arg}" + (f"@{revision}" if revision else "")
-    folder = _folder(arg, revision, where)
-    layout = _chosen(split_files(folder, options.get("hf_config"), where), options.get("hf_split") or None, where)
+    folder, bound = _folder(arg, revision, where)
+    layout = _chosen(split_files(folder, bound, options.get("hf_config"), where), options.get("hf_split") or None, where)
     rows = _raw_rows(layout, where)
     return SourceData(
         uri=where,

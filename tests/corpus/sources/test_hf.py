@@ -2,6 +2,7 @@
 downloaded), records each row's split, never leaves its folder, and fails at once offline."""
 
 import csv
+import json
 import sqlite3
 import time
 
@@ -102,6 +103,37 @@ def test_a_card_never_reads_outside_its_folder(tmp_path):
     (link_escape / "train.jsonl").symlink_to(outside)
     with pytest.raises(SourceError, match=r"train\.jsonl, which is outside the folder"):
         read_raw(f"hf:{link_escape}")
+
+
+def _cached_hub_repo(hf_home, repo_id: str, files: dict[str, str]) -> None:
+    """A dataset repo as huggingface_hub caches it: snapshot files are links into blobs/."""
+    repo = hf_home / "hub" / f"datasets--{repo_id.replace('/', '--')}"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("0" * 40)
+    (repo / "blobs").mkdir()
+    for name, text in files.items():
+        blob = repo / "blobs" / f"blob{len(list((repo / 'blobs').iterdir()))}"
+        blob.write_text(text)
+        link = repo / "snapshots" / ("0" * 40) / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(blob)
+
+
+def test_a_cached_hub_dataset_loads_offline(tmp_path):
+    lines = "".join(json.dumps(r) + "\n" for r in SEVEN)
+    _cached_hub_repo(tmp_path / "hf_home", "org/name", {"README.md": "---\nlicense: mit\n---\n", "data/test.jsonl": lines})
+    table, data = read_raw("hf:org/name")
+    assert table.column("id").to_pylist() == ["q1", "q2"] and reasons(table) == [None, None]
+    assert table.column("split").to_pylist() == ["test", "test"]
+    assert len(data.source_hash) == 64
+
+
+def test_a_cached_hub_card_cannot_reach_outside_its_repo(tmp_path):
+    (tmp_path / "secret.jsonl").write_text(json.dumps(SEVEN[0]) + "\n")
+    card = "---\nconfigs:\n- config_name: default\n  data_files: ../../../../../secret.jsonl\n---\n"
+    _cached_hub_repo(tmp_path / "hf_home", "org/name", {"README.md": card})
+    with pytest.raises(SourceError, match="outside the folder"):
+        read_raw("hf:org/name")
 
 
 def test_a_hub_id_offline_fails_at_once_in_one_line():
