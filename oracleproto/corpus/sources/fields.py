@@ -28,7 +28,7 @@ _ZERO_FRACTION = r"\.0*$"
 
 def _kind(typ: pa.DataType) -> str:
     """How a message names a type: a list, an object (struct), a number…"""
-    if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ):
+    if pa.types.is_list(typ):  # plain layouts: every list kind is a list by now
         return "a list"
     if pa.types.is_struct(typ) or pa.types.is_map(typ):
         return "an object"

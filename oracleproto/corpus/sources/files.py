@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -166,39 +166,50 @@ def csv_batch(path: Path, split: str | None = None) -> ReadBatch:
 
 
 # ------------------------------------------------------------------------------- sources
-_BY_SUFFIX = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}
+def csv_batches(path: Path, split: str | None = None) -> Iterator[ReadBatch]:
+    return sliced(csv_batch(path, split))
+
+
+def jsonl_batches(path: Path, split: str | None = None) -> Iterator[ReadBatch]:
+    return sliced(jsonl_batch(path, split))
+
+
+FileReader = Callable[[Path, str | None], Iterator[ReadBatch]]
+_READERS_BY_SUFFIX: dict[str, FileReader] = {
+    ".parquet": parquet_batches,
+    ".csv": csv_batches,
+    ".jsonl": jsonl_batches,
+    ".ndjson": jsonl_batches,
+    ".json": jsonl_batches,
+}
 
 
 def file_batches(path: Path, split: str | None = None) -> Iterator[ReadBatch]:
     """The batches of one data file, by its suffix (parquet, csv, JSON lines)."""
-    kind = _BY_SUFFIX.get(path.suffix.lower())
-    if kind == "parquet":
-        return parquet_batches(path, split)
-    if kind == "csv":
-        return sliced(csv_batch(path, split))
-    if kind == "jsonl":
-        return sliced(jsonl_batch(path, split))
-    raise SourceError(f"cannot read source {path}: unsupported file type {path.suffix or '(none)'} (use parquet, csv or jsonl)")
+    read = _READERS_BY_SUFFIX.get(path.suffix.lower())
+    if read is None:
+        raise SourceError(f"cannot read source {path}: unsupported file type {path.suffix or '(none)'} (use parquet, csv or jsonl)")
+    return read(path, split)
 
 
-def _file_source(scheme: str, arg: str, batches: Iterator[ReadBatch]) -> SourceData:
+def _file_source(scheme: str, arg: str, read: FileReader) -> SourceData:
     path = _check_file(arg)
-    return SourceData(uri=f"{scheme}:{arg}", batches=raw_batches(batches), source_hash=sha256_file(path))
+    return SourceData(uri=f"{scheme}:{arg}", batches=raw_batches(read(path, None)), source_hash=sha256_file(path))
 
 
 @register_source("parquet")
 def read_parquet_source(arg: str, options: dict[str, Any]) -> SourceData:
-    return _file_source("parquet", arg, parquet_batches(_check_file(arg)))
+    return _file_source("parquet", arg, parquet_batches)
 
 
 @register_source("jsonl")
 def read_jsonl_source(arg: str, options: dict[str, Any]) -> SourceData:
-    return _file_source("jsonl", arg, sliced(jsonl_batch(_check_file(arg))))
+    return _file_source("jsonl", arg, jsonl_batches)
 
 
 @register_source("csv")
 def read_csv_source(arg: str, options: dict[str, Any]) -> SourceData:
-    return _file_source("csv", arg, sliced(csv_batch(_check_file(arg))))
+    return _file_source("csv", arg, csv_batches)
 
 
 @register_source("sample")
