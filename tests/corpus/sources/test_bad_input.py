@@ -45,11 +45,15 @@ def test_jsonl_with_nothing_readable_is_one_error(tmp_path, content, message):
     assert not (tmp_path / "out" / "raw" / "rows.parquet").exists()
 
 
-def test_duplicate_csv_header_is_one_error(tmp_path):
-    path = tmp_path / "dup.csv"
-    path.write_text("id,event,event\nq1,a,b\n")
-    with pytest.raises(SourceError, match="dup.csv.*'event' appear more than once"):
-        read_raw(f"csv:{path}")
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_column_named_twice_is_one_error(tmp_path, fmt):
+    path = tmp_path / f"dup.{fmt}"
+    if fmt == "csv":
+        path.write_text("id,event,event\nq1,a,b\n")
+    else:
+        pq.write_table(pa.Table.from_arrays([pa.array(["q1"]), pa.array(["a"]), pa.array(["b"])], names=["id", "event", "event"]), path)
+    with pytest.raises(SourceError, match=f"dup.{fmt}.*'event' appear more than once"):
+        read_raw(f"{fmt}:{path}")
 
 
 @pytest.mark.parametrize("content, message", [(b"", "empty"), (b"\xff\xfeid,event\n", "header row is not readable")])
