@@ -31,6 +31,12 @@ _TRUE = {"1", "on", "yes", "true"}
 _OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
+def _summary(exc: BaseException, limit: int = 300) -> str:
+    """An exception as one short line (datasets' messages may list hundreds of extensions)."""
+    lines = str(exc).strip().splitlines() or [type(exc).__name__]
+    return lines[0] if len(lines[0]) <= limit else lines[0][:limit] + "…"
+
+
 def _offline_variable() -> str | None:
     """The variable that puts the Hub offline, if one is set. Read at call time:
     huggingface_hub reads its environment once, when it is imported."""
@@ -56,14 +62,14 @@ def _hub_snapshot(repo_id: str, revision: str | None, where: str) -> Path:
         )
         return Path(path)
     except LocalEntryNotFoundError as exc:
-        cause = f"{offline} is set" if offline else f"the Hub is unreachable ({str(exc.__cause__ or exc).splitlines()[0]})"
+        cause = f"{offline} is set" if offline else f"the Hub is unreachable ({_summary(exc.__cause__ or exc)})"
         raise SourceError(f"cannot read source {where}: no local folder {repo_id!r}, {cause} and no cached copy") from exc
     except RevisionNotFoundError as exc:
         raise SourceError(f"cannot read source {where}: revision {revision!r} not found on the Hub") from exc
     except RepositoryNotFoundError as exc:
         raise SourceError(f"cannot read source {where}: no local folder and no Hub dataset {repo_id!r} (private or gated? set HF_TOKEN)") from exc
     except OSError as exc:  # network and HTTP errors of huggingface_hub derive from OSError
-        raise SourceError(f"cannot read source {where}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from exc
+        raise SourceError(f"cannot read source {where}: {type(exc).__name__}: {_summary(exc)}") from exc
 
 
 def _folder(arg: str, revision: str | None, where: str) -> tuple[Path, Path]:
@@ -88,7 +94,7 @@ def split_files(folder: Path, bound: Path, config: str | None, where: str) -> di
     try:
         builder = datasets.load_dataset_builder(str(folder), name=config)
     except Exception as exc:  # datasets raises many kinds (FileNotFound, ValueError, DatasetNotFound…)
-        raise SourceError(f"cannot read source {where}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from exc
+        raise SourceError(f"cannot read source {where}: {type(exc).__name__}: {_summary(exc)}") from exc
     root = bound.resolve()
     layout: dict[str, list[Path]] = {}
     for split, names in (builder.config.data_files or {}).items():
