@@ -164,3 +164,11 @@ def test_parquet_binary_column_with_invalid_utf8(tmp_path):
     table, _ = read_raw(f"parquet:{tmp_path / 'b.parquet'}")
     assert reasons(table) == [None, "prompt is not UTF-8 text (byte 0)"]
     assert table.column("answer").to_pylist()[0] == "B"
+
+
+def test_a_lone_surrogate_is_flagged_and_kept_escaped(tmp_path):
+    # JSON may escape a lone surrogate ("\ud800"); UTF-8 cannot hold one.
+    path = _jsonl(tmp_path, [LINE.replace("Will A?", "Will \\ud800?"), json.dumps(SEVEN[1]).replace("}", ', "note": "\\udc00"}') + "\n"])
+    table, _ = read_raw(f"jsonl:{path}")
+    assert reasons(table) == ["event is not valid Unicode text", None]
+    assert table.column("original").to_pylist()[1]["note"] == '"\\udc00"'
