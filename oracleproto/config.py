@@ -149,9 +149,11 @@ Baseline = Annotated[
 
 
 class Ingest(Section):
-    source: Text = "sample"  # sample | hf:REPO_OR_DIR | sqlite:PATH | jsonl:PATH | parquet:PATH | csv:PATH
+    # sample | hf:REPO_OR_DIR | forecastbench:DIR | sqlite:PATH | jsonl:PATH | parquet:PATH | csv:PATH
+    source: Text = "sample"
     levels: tuple[PositiveInt, ...] | None = (1, 2)  # FutureX levels kept (null: all); applied by the audit
-    hf_split: Text = "train"
+    hf_split: Text | None = None  # null: every split (each row records its own); or one split's name
+    hf_config: Text | None = None  # the dataset card's config (null: its default)
     hf_revision: Text | None = None  # a commit sha of the HF dataset, for reproducible ingests
 
 

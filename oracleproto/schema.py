@@ -44,6 +44,11 @@ RAW_SCHEMA = pa.schema(
         pa.field("end_time", pa.string()),
         pa.field("level", pa.int64()),
         pa.field("parse_error", pa.string()),
+        pa.field("split", pa.string()),  # the source's split (hf: sources), else null
+        # Context some sources carry (ForecastBench); kept beside the question, never audited.
+        pa.field("background", pa.string()),
+        pa.field("resolution_criteria", pa.string()),
+        pa.field("crowd_probability", pa.float64()),  # the crowd's forecast at the freeze date
         pa.field("raw", pa.string()),
     ]
 )

@@ -1,103 +1,39 @@
 """File sources (``jsonl:``, ``parquet:``, ``csv:``, and the embedded ``sample``).
 
 A file is either in the seven-column shape or in FutureX-Past's raw shape (it has ``prompt``
-and ``ground_truth`` columns); the shape is detected from the columns.
+and ``ground_truth`` columns); the shape is detected from the columns. Whatever wrote the
+file (pandas, pyarrow, a spreadsheet), the raw table is the same: a file that cannot be
+read at all is one ``SourceError`` naming it; a row that cannot be read is a raw row with
+its reason, which the audit quarantines.
 """
 
 from __future__ import annotations
 
+import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from oracleproto.corpus.sources import (
-    SourceData,
-    SourceError,
-    as_text,
-    raw_table,
-    register_source,
+from oracleproto.corpus.sources.batches import (
+    BATCH_ROWS,
+    ReadBatch,
+    check_unique_columns,
+    raw_batches,
+    sliced,
 )
-from oracleproto.corpus.sources.futurex import parse_futurex
-from oracleproto.io import SourceReadError, read_jsonl, sha256_file
-from oracleproto.parallel import ordered_map
+from oracleproto.corpus.sources.registry import SourceData, SourceError, register_source
+from oracleproto.corpus.sources.values import reasons_array, table_from_records
+from oracleproto.io import sha256_file
 
-BATCH_ROWS = 50_000
 SAMPLE_PATH = Path("data/sample/futurex_sample.jsonl")
-FUTUREX_COLUMNS = {"prompt", "ground_truth"}
-SEVEN_COLUMNS = ("id", "choice_type", "question_type", "event", "options", "answer", "end_time")
-
-
-def _options_from_json_text(values: pa.Array) -> tuple[pa.Array, list[str | None]]:
-    """Options stored as JSON text (CSV, SQLite): parse per row; bad text → parse error."""
-    options: list[list[str] | None] = []
-    errors: list[str | None] = []
-    for text in values.to_pylist():
-        try:
-            parsed = json.loads(text) if text is not None else None
-        except json.JSONDecodeError as exc:
-            options.append(None)
-            errors.append(f"options is not a JSON array ({exc.msg})")
-            continue
-        if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
-            options.append(None)
-            errors.append("options is not a JSON array of strings")
-            continue
-        options.append(parsed)
-        errors.append(None)
-    return pa.array(options, pa.list_(pa.string())), errors
-
-
-def seven_column_raw(batch: pa.Table, first_row: int = 0) -> pa.Table:
-    """A batch in the seven-column shape → raw rows (missing columns become parse errors)."""
-    n = batch.num_rows
-    missing = [c for c in SEVEN_COLUMNS if c not in batch.column_names]
-    cols: dict[str, Any] = {}
-    errors: list[str | None] = [None] * n
-    for name in SEVEN_COLUMNS:
-        if name in missing:
-            continue
-        col = batch.column(name).combine_chunks()
-        if name == "options":
-            if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
-                cols[name] = pc.cast(col, pa.list_(pa.string()))
-            else:
-                cols[name], errors = _options_from_json_text(as_text(col))
-        else:
-            cols[name] = as_text(col)
-    if missing:
-        errors = [f"missing column(s) {', '.join(missing)}"] * n
-    return raw_table(
-        source_row=np.arange(first_row, first_row + n, dtype=np.int64),
-        parse_error=pa.array(errors, pa.string()),
-        level=batch.column("level") if "level" in batch.column_names else None,
-        original=batch,
-        **cols,
-    )
-
-
-def _to_raw(batch: pa.Table, first_row: int) -> pa.Table:
-    if FUTUREX_COLUMNS <= set(batch.column_names):
-        return parse_futurex(batch, first_row)
-    return seven_column_raw(batch, first_row)
-
-
-def raw_batches(tables: Iterator[pa.Table]) -> Iterator[pa.Table]:
-    """Raw rows of each batch, in order (two batches parse at once on a 2-core machine)."""
-
-    def numbered() -> Iterator[tuple[pa.Table, int]]:
-        first_row = 0
-        for batch in tables:
-            yield batch, first_row
-            first_row += batch.num_rows
-
-    return ordered_map(lambda item: _to_raw(*item), numbered())
+_UTF8_BOM = b"\xef\xbb\xbf"
+_QUOTED_TEXT = 120  # characters of an unreadable line quoted in its reason
+_MAX_BLOCK = 2**31 - 1  # pyarrow's CSV block size is a 32-bit int
 
 
 def _check_file(path: str) -> Path:
@@ -109,53 +45,171 @@ def _check_file(path: str) -> Path:
     return p
 
 
-def _parquet_batches(path: Path) -> Iterator[pa.Table]:
+# ------------------------------------------------------------------------------- parquet
+def parquet_batches(path: Path, split: str | None = None) -> Iterator[ReadBatch]:
     try:
         parquet = pq.ParquetFile(path)
+        check_unique_columns(parquet.schema_arrow.names, str(path))
         for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
-            yield pa.Table.from_batches([batch])
+            yield ReadBatch(pa.Table.from_batches([batch]), split=split)
     except (OSError, pa.ArrowException) as exc:
         raise SourceError(f"cannot read source {path}: {exc}") from exc
 
 
-def _jsonl_table(path: Path) -> pa.Table:
+# ------------------------------------------------------------------------------- JSON lines
+def _json_line(line: bytes, lineno: int) -> tuple[dict[str, Any] | None, str | None]:
+    """(record, None), (None, reason) for a line that is no JSON object, (None, None) if blank."""
     try:
-        records = read_jsonl(path)
-    except SourceReadError as exc:
-        raise SourceError(str(exc)) from exc
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"line {lineno} is not UTF-8 text (byte {exc.start})"
+    if not text.strip():
+        return None, None
     try:
-        return pa.Table.from_pylist(records)
-    except (pa.ArrowException, TypeError) as exc:
-        raise SourceError(f"cannot read source {path}: records do not share one shape ({exc})") from exc
+        record = json.loads(text)
+    except ValueError as exc:
+        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        return None, f"line {lineno} is not JSON ({detail}): {text.strip()[:_QUOTED_TEXT]!r}"
+    except RecursionError:
+        return None, f"line {lineno} is JSON nested too deeply to read"
+    if not isinstance(record, dict):
+        return None, f"line {lineno} is not a JSON object but {type(record).__name__}"
+    return record, None
 
 
-def _csv_table(path: Path) -> pa.Table:
+def jsonl_batch(path: Path, split: str | None = None) -> ReadBatch:
+    """The records of a JSON-lines file; unreadable lines become rows carrying their reason."""
+    records: list[dict[str, Any]] = []
+    reasons: dict[int, str] = {}
     try:
-        # All columns as text: the audit, not the CSV reader, decides what is valid.
         with open(path, "rb") as fh:
-            header = fh.readline().decode("utf-8").strip().split(",")
-        types = {name.strip().strip('"'): pa.string() for name in header}
-        return pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(column_types=types))
-    except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
+            for lineno, line in enumerate(fh, start=1):
+                record, reason = _json_line(line.removeprefix(_UTF8_BOM) if lineno == 1 else line, lineno)
+                if reason is not None:
+                    reasons[len(records)] = reason
+                if record is not None or reason is not None:
+                    records.append(record or {})
+    except OSError as exc:
+        raise SourceError(f"cannot read source {path}: {exc.strerror or exc}") from exc
+    table, field_reasons = table_from_records(records)
+    if records and table.num_columns == 0:
+        first_problem = f" ({next(iter(reasons.values()))})" if reasons else ""
+        raise SourceError(f"cannot read source {path}: no line holds a JSON object with fields{first_problem}")
+    for row, reason in field_reasons.items():
+        reasons.setdefault(row, reason)
+    return ReadBatch(table, reasons_array(reasons, table.num_rows), split)
+
+
+# ------------------------------------------------------------------------------- CSV
+def _csv_header(path: Path) -> list[str]:
+    try:
+        with open(path, "rb") as fh:
+            # Lines are decoded one at a time, so a bad byte in a later row is that row's
+            # problem, not the header's; the csv module reads on while a quoted cell is open.
+            lines = (line.removeprefix(_UTF8_BOM).decode("utf-8") if n == 0 else line.decode("utf-8") for n, line in enumerate(fh))
+            header = next(csv.reader(lines), None)
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise SourceError(f"cannot read source {path}: the header row is not readable CSV text ({exc})") from exc
+    if not header:
+        raise SourceError(f"cannot read source {path}: it is empty (no header row)")
+    check_unique_columns(header, str(path))
+    return header
+
+
+def _read_csv_bytes(path: Path, header: list[str], block_size: int | None) -> tuple[pa.Table, list[str]]:
+    """Every column as bytes (the audit, not the reader, decides what is valid), and the
+    reasons of the rows whose field count differs from the header's."""
+    misshapen: list[str] = []
+
+    def keep_misshapen(row: pacsv.InvalidRow) -> str:
+        misshapen.append(
+            f"a row has {row.actual_columns} fields where the header has {row.expected_columns}: {row.text[:_QUOTED_TEXT]!r}"
+        )
+        return "skip"
+
+    table = pacsv.read_csv(
+        path,
+        read_options=pacsv.ReadOptions(block_size=block_size) if block_size else None,
+        parse_options=pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=keep_misshapen),
+        convert_options=pacsv.ConvertOptions(column_types={name: pa.binary() for name in header}),
+    )
+    return table, misshapen
+
+
+def _as_text_where_valid(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A byte column as text when every cell is UTF-8 (else bytes: those rows get flagged)."""
+    try:
+        return column.cast(pa.string())
+    except pa.ArrowInvalid:
+        return column
+
+
+def csv_batch(path: Path, split: str | None = None) -> ReadBatch:
+    header = _csv_header(path)
+    try:
+        try:
+            table, misshapen = _read_csv_bytes(path, header, None)
+        except pa.ArrowInvalid as exc:
+            if "straddl" not in str(exc):
+                raise
+            # A cell larger than a block (1 MiB by default): read the file as one block.
+            table, misshapen = _read_csv_bytes(path, header, min(path.stat().st_size + 1, _MAX_BLOCK))
+    except (OSError, pa.ArrowException) as exc:
         raise SourceError(f"cannot read source {path}: {exc}") from exc
+    table = pa.Table.from_arrays([_as_text_where_valid(c) for c in table.columns], names=table.column_names)
+    reasons = None
+    if misshapen:
+        # Rows that could not be split into the header's columns: kept at the end, empty.
+        table = pa.concat_tables([table, pa.table({f.name: pa.nulls(len(misshapen), f.type) for f in table.schema})])
+        reasons = pa.array([None] * (table.num_rows - len(misshapen)) + misshapen, pa.string())
+    return ReadBatch(table, reasons, split)
+
+
+# ------------------------------------------------------------------------------- sources
+def csv_batches(path: Path, split: str | None = None) -> Iterator[ReadBatch]:
+    return sliced(csv_batch(path, split))
+
+
+def jsonl_batches(path: Path, split: str | None = None) -> Iterator[ReadBatch]:
+    return sliced(jsonl_batch(path, split))
+
+
+FileReader = Callable[[Path, str | None], Iterator[ReadBatch]]
+_READERS_BY_SUFFIX: dict[str, FileReader] = {
+    ".parquet": parquet_batches,
+    ".csv": csv_batches,
+    ".jsonl": jsonl_batches,
+    ".ndjson": jsonl_batches,
+    ".json": jsonl_batches,
+}
+
+
+def file_batches(path: Path, split: str | None = None) -> Iterator[ReadBatch]:
+    """The batches of one data file, by its suffix (parquet, csv, JSON lines)."""
+    read = _READERS_BY_SUFFIX.get(path.suffix.lower())
+    if read is None:
+        raise SourceError(f"cannot read source {path}: unsupported file type {path.suffix or '(none)'} (use parquet, csv or jsonl)")
+    return read(path, split)
+
+
+def _file_source(scheme: str, arg: str, read: FileReader) -> SourceData:
+    path = _check_file(arg)
+    return SourceData(uri=f"{scheme}:{arg}", batches=raw_batches(read(path, None)), source_hash=sha256_file(path))
 
 
 @register_source("parquet")
 def read_parquet_source(arg: str, options: dict[str, Any]) -> SourceData:
-    path = _check_file(arg)
-    return SourceData(uri=f"parquet:{arg}", batches=raw_batches(_parquet_batches(path)), source_hash=sha256_file(path))
+    return _file_source("parquet", arg, parquet_batches)
 
 
 @register_source("jsonl")
 def read_jsonl_source(arg: str, options: dict[str, Any]) -> SourceData:
-    path = _check_file(arg)
-    return SourceData(uri=f"jsonl:{arg}", batches=raw_batches(iter([_jsonl_table(path)])), source_hash=sha256_file(path))
+    return _file_source("jsonl", arg, jsonl_batches)
 
 
 @register_source("csv")
 def read_csv_source(arg: str, options: dict[str, Any]) -> SourceData:
-    path = _check_file(arg)
-    return SourceData(uri=f"csv:{arg}", batches=raw_batches(iter([_csv_table(path)])), source_hash=sha256_file(path))
+    return _file_source("csv", arg, csv_batches)
 
 
 @register_source("sample")

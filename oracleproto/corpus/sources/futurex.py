@@ -21,6 +21,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from oracleproto.arrays import joined_letters, list_from_flat
+from oracleproto.corpus.sources.fields import (
+    first_reason,
+    integer_field,
+    source_fields,
+    text_field,
+)
+from oracleproto.corpus.sources.plain import plain_column
+from oracleproto.corpus.sources.raw import raw_table
 from oracleproto.letters import letter, split_answer
 
 AGENT_ROLE = "You are an agent that can predict future events."
@@ -35,16 +43,23 @@ _OPTIONS_FORMAT = (
     "For example: \\boxed{A} for one correct option, or \\boxed{B, C} for several."
 )
 
-# The quoted block is cut with plain substring splits (much faster than one big regex):
+# The quoted block is cut with plain substring searches (much faster than one big regex):
 # '…The event to be predicted: "<event> (resolved around <τ> (GMT+8)).\nA.  the outcome be
-# <label>\n…"\nIMPORTANT…'.
+# <label>\n…"\nIMPORTANT…'. Real prompts vary in whitespace only (blank lines, trailing
+# spaces, CRLF, tabs after the letter), so lines are trimmed and blank ones skipped.
 _EVENT_MARK = 'The event to be predicted: "'
 _RESOLVED_MARK = " (resolved around "
 _INSTRUCTIONS_MARK = "\nIMPORTANT"
-_OPTION_LINE_START = r'^\s*[A-Za-z\[\\\]^_`]\.\s'
+_CLOSING_QUOTE = '"'
+_OPTION_LINE = r"^[A-Za-z\[\\\]^_`]\.\s"  # "<letter>." then whitespace (letters past Z as released)
 _LABEL_PREFIX = "the outcome be "
 _GT_SPLIT_RE = r"""['"]\s*,\s*['"]"""
 _GT_STRIP_RE = r"""^\s*\[?\s*['"]?|['"]?\s*\]?\s*$"""
+
+NO_BLOCK = "prompt has no 'The event to be predicted: \"… (resolved around …)' block"
+UNCLOSED_BLOCK = "the quoted event block does not end with a closing quote and the IMPORTANT instructions"
+STRAY_LINE = "the quoted event block has a line that is not '<letter>. <label>'"
+LETTERS_OUT_OF_ORDER = "option letters are not consecutive from A"
 
 
 def render_prompt(event: str, options: Sequence[str], end_time: str | dt.date, question_type: str) -> str:
@@ -79,9 +94,16 @@ def _or_empty(values: pa.Array) -> pa.Array:
 def _slice_strings(values: pa.Array, start: np.ndarray, length: np.ndarray) -> pa.Array:
     """Per-row byte slices ``[start, start + length)`` of a string array, copied compactly.
 
-    Built as a string_view array over the original data buffer (16 bytes per row, no
-    string copies) and cast to ``string`` once, so a long prompt costs nothing beyond the
-    bytes kept. Rows with a negative length become empty strings."""
+    Arrow has no per-row slice kernel, so this builds a string_view array over the data
+    buffer (16 bytes per row, no string copies) and casts it to ``string`` once: a long
+    prompt costs nothing beyond the bytes kept. The views read 32-bit offsets, so any other
+    layout (large_string, string_view, dictionary) is brought to plain ``string`` first.
+    Rows with a negative length become empty strings."""
+    values = plain_column(values)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if values.type != pa.string():
+        raise TypeError(f"expected text, got {values.type}")
     n = len(values)
     if n == 0:
         return pa.array([], pa.string())
@@ -110,38 +132,57 @@ def _single_byte_codes(values: pa.Array) -> np.ndarray:
     return np.frombuffer(values.buffers()[2], dtype=np.uint8, count=len(values)).astype(np.int64)
 
 
-def _option_lists(after_event: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
-    """Options per row from the lettered lines of the block after the event,
-    and a per-row flag telling whether the letters ran A, B, C, … in order."""
-    n = len(after_event)
-    lines = pc.split_pattern(after_event, "\n")
-    flat = pc.list_flatten(lines)
+def _quoted_block(text: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray, np.ndarray]:
+    """(event, the block after the event, has-block flag, closed flag) of each prompt.
+
+    The block runs from " (resolved around" to "\nIMPORTANT", trailing whitespace trimmed; it
+    is closed when it ends with the quote, which is removed. Without the instructions after
+    it a prompt may have been cut short, so the block is not closed."""
+    event_at = _np(pc.find_substring(text, _EVENT_MARK))
+    resolved_at = _np(pc.find_substring(text, _RESOLVED_MARK))
+    instructions_at = _np(pc.find_substring(text, _INSTRUCTIONS_MARK))
+    event_start = event_at + len(_EVENT_MARK)
+    has_block = (event_at >= 0) & (resolved_at > event_start)
+    block_end = np.where(instructions_at > resolved_at, instructions_at, _np(pc.binary_length(text)))
+    event = pc.utf8_trim_whitespace(_slice_strings(text, event_start, np.where(has_block, resolved_at - event_start, 0)))
+    block = pc.utf8_rtrim_whitespace(_slice_strings(text, resolved_at, np.where(has_block, block_end - resolved_at, 0)))
+    closed = (instructions_at > resolved_at) & _np(pc.ends_with(block, _CLOSING_QUOTE))
+    block = pc.if_else(pa.array(closed), pc.utf8_slice_codeunits(block, 0, -1), block)
+    return event, block, has_block, closed
+
+
+def _option_lists(block: pa.Array) -> tuple[pa.ListArray, np.ndarray, np.ndarray]:
+    """From each block (closing quote removed): the options of its lettered lines, whether
+    it has a line that is neither blank nor lettered, and whether the letters run A, B, C…
+
+    The block's first line is the "(resolved around …)" rest of the event line."""
+    n = len(block)
+    lines = pc.split_pattern(block, "\n")
+    flat = pc.utf8_trim_whitespace(pc.list_flatten(lines))  # also drops the \r of CRLF
     parents = pc.list_parent_indices(lines).to_numpy()
-    line_starts = lines.offsets.to_numpy()
-    is_last_line = np.arange(len(flat)) == (line_starts[1:][parents] - 1)
-    candidate = np.flatnonzero(_np(pc.match_substring_regex(flat, _OPTION_LINE_START)) & (np.arange(len(flat)) != line_starts[:-1][parents]))
-    # Candidate lines are "<letter>. <label>" after optional indentation: slice, no regex.
-    option_lines = pc.utf8_ltrim_whitespace(flat.take(pa.array(candidate)))
-    letters_seen = pc.utf8_slice_codeunits(option_lines, 0, 1)
+    first_line = np.arange(len(flat)) == lines.offsets.to_numpy()[:-1][parents]
+    blank = _np(pc.equal(pc.binary_length(flat), 0))
+    lettered = _np(pc.match_substring_regex(flat, _OPTION_LINE)) & ~first_line
+    stray = np.zeros(n, dtype=bool)
+    stray[parents[~first_line & ~blank & ~lettered]] = True
+    candidate = np.flatnonzero(lettered)
+    # Lettered lines are "<letter>.<whitespace><label>": slice, no regex.
+    option_lines = flat.take(pa.array(candidate))
     labels = pc.utf8_ltrim_whitespace(pc.utf8_slice_codeunits(option_lines, 2))
     labels = pc.if_else(pc.starts_with(labels, _LABEL_PREFIX), pc.utf8_slice_codeunits(labels, len(_LABEL_PREFIX)), labels)
     kept_parents = parents[candidate]
-    # The closing quote of the block sits at the end of the last option line.
-    labels = pc.utf8_rtrim_whitespace(labels)
-    closing = pc.and_(pa.array(is_last_line[candidate]), pc.ends_with(labels, '"'))
-    labels = pc.utf8_trim_whitespace(pc.if_else(closing, pc.utf8_slice_codeunits(labels, 0, -1), labels))
-    options = list_from_flat(labels, kept_parents, n)
+    options = list_from_flat(pc.utf8_trim_whitespace(labels), kept_parents, n)
     # Rank of each option line within its row must equal its letter's index.
     starts = options.offsets.to_numpy()[:-1]
     rank = np.arange(len(candidate), dtype=np.int64) - starts[kept_parents]
-    out_of_order = _single_byte_codes(letters_seen) != (rank + ord("A"))
+    out_of_order = _single_byte_codes(pc.utf8_slice_codeunits(option_lines, 0, 1)) != (rank + ord("A"))
     ordered = np.ones(n, dtype=bool)
     ordered[kept_parents[out_of_order]] = False
-    return options, ordered
+    return options, stray, ordered
 
 
 def _ground_truth_lists(ground_truth: pa.Array) -> pa.ListArray:
-    stripped = pc.replace_substring_regex(_or_empty(pc.cast(ground_truth, pa.string())), _GT_STRIP_RE, "")
+    stripped = pc.replace_substring_regex(_or_empty(ground_truth), _GT_STRIP_RE, "")
     parts = pc.split_pattern_regex(stripped, _GT_SPLIT_RE)
     # Undo the Python-literal escapes repr() writes (the "\\" letter past Z, quotes).
     flat = pc.utf8_trim_whitespace(pc.list_flatten(parts))
@@ -187,48 +228,44 @@ def _gold_letters(gt: pa.ListArray, options: pa.ListArray) -> tuple[pa.Array, pa
     return joined, error_arr
 
 
-def parse_futurex(batch: pa.Table, first_row: int = 0) -> pa.Table:
-    """Raw FutureX rows → the raw-row contract (see ``oracleproto.corpus.sources.raw_table``)."""
-    from oracleproto.corpus.sources import (  # local: the package imports this module
-        as_text,
-        raw_table,
-    )
+_COERCIONS = {"id": text_field, "prompt": text_field, "ground_truth": text_field, "end_time": text_field, "level": integer_field}
+_REQUIRED = ("id", "prompt", "ground_truth", "end_time")
 
+
+def _first_defect(n: int, *defects: tuple[np.ndarray, str]) -> pa.Array:
+    """Per row, the message of the first defect whose mask is set (null: no defect)."""
+    codes = np.zeros(n, dtype=np.int8)
+    for code, (mask, _) in reversed(list(enumerate(defects, start=1))):
+        codes[mask] = code
+    messages = pa.array([None, *(message for _, message in defects)], pa.string())
+    return messages.take(pa.array(codes))
+
+
+def parse_futurex(batch: pa.Table, first_row: int = 0) -> pa.Table:
+    """Raw FutureX rows → the raw-row contract (see ``oracleproto.corpus.sources.raw``)."""
     n = batch.num_rows
-    prompt = batch.column("prompt").combine_chunks() if n else pa.array([], pa.string())
-    text = _or_empty(prompt)
-    event_at = _np(pc.find_substring(text, _EVENT_MARK))
-    resolved_at = _np(pc.find_substring(text, _RESOLVED_MARK))
-    instructions_at = _np(pc.find_substring(text, _INSTRUCTIONS_MARK))
-    text_length = _np(pc.binary_length(text))
-    event_start = event_at + len(_EVENT_MARK)
-    has_block = (event_at >= 0) & (resolved_at > event_start)
-    block_end = np.where(instructions_at > resolved_at, instructions_at, text_length)
-    event = pc.utf8_trim_whitespace(_slice_strings(text, event_start, np.where(has_block, resolved_at - event_start, 0)))
-    after_event = _slice_strings(text, resolved_at, np.where(has_block, block_end - resolved_at, 0))
-    has_block = pa.array(has_block)
-    options, ordered = _option_lists(after_event)
+    fields, field_reasons = source_fields(batch, _COERCIONS, required=_REQUIRED)
+    text = _or_empty(fields["prompt"])
+    event, block, has_block, closed = _quoted_block(text)
+    options, stray, ordered = _option_lists(block)
     yes_no = pc.equal(pc.list_value_length(options), 0).to_numpy(zero_copy_only=False)
-    gt = _ground_truth_lists(batch.column("ground_truth").combine_chunks())
+    gt = _ground_truth_lists(fields["ground_truth"])
     answer, gt_error = _gold_letters(gt, options)
     yes_no_options = pa.array([["Yes", "No"]] * n, pa.list_(pa.string())) if n else options
     options = pc.if_else(pa.array(yes_no), yes_no_options, options)
     question_type = pa.array(np.where(yes_no, "yes_no", None).tolist(), pa.string())
-    parse_error = pc.if_else(
-        has_block,
-        pc.if_else(pa.array(ordered), gt_error, pa.scalar("option letters are not consecutive from A", pa.string())),
-        pa.scalar("prompt has no 'The event to be predicted: \"… (resolved around …)' block", pa.string()),
+    block_defect = _first_defect(
+        n, (~has_block, NO_BLOCK), (~closed, UNCLOSED_BLOCK), (stray, STRAY_LINE), (~ordered, LETTERS_OUT_OF_ORDER)
     )
-    level = batch.column("level") if "level" in batch.column_names else pa.nulls(n, pa.int64())
     return raw_table(
         source_row=np.arange(first_row, first_row + n, dtype=np.int64),
-        id=batch.column("id"),
+        id=fields.get("id"),
         question_type=question_type,
         event=event,
         options=options,
         answer=answer,
-        end_time=as_text(batch.column("end_time")),
-        level=level,
-        parse_error=parse_error,
+        end_time=fields.get("end_time"),
+        level=fields.get("level"),
+        parse_error=first_reason(field_reasons, block_defect, gt_error),
         original=batch,
     )

@@ -1,6 +1,10 @@
 """``sqlite:PATH`` — the paper's released layout: one question table (seven columns, options
 as JSON text) plus ``dataset_metadata`` whose ``features_json.prompt_reconstruction`` holds
-the prompt templates."""
+the prompt templates.
+
+The database is opened read-only and immutable, so it reads from read-only media and never
+leaves ``-wal``/``-shm`` files beside the user's file. SQLite lets a column hold any type in
+any row (text, numbers, BLOBs); such cells are judged per row like any other source's."""
 
 from __future__ import annotations
 
@@ -10,14 +14,27 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
-from oracleproto.corpus.sources import SourceData, SourceError, register_source
-from oracleproto.corpus.sources.files import raw_batches
+from oracleproto.corpus.sources.batches import ReadBatch, raw_batches, sliced
+from oracleproto.corpus.sources.registry import SourceData, SourceError, register_source
+from oracleproto.corpus.sources.values import reasons_array, table_from_records
 from oracleproto.io import sha256_file
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_COLUMNS = ("id", "choice_type", "question_type", "event", "options", "answer", "end_time")
+
+
+def _text_or_bytes(raw: bytes) -> str | bytes:
+    """TEXT cells as text; one that is not UTF-8 stays bytes (flagged per row, not fatal)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    # immutable=1: no locks, no journal, no -wal/-shm files (the file must not change while read).
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+    conn.text_factory = _text_or_bytes
+    return conn
 
 
 def _metadata(conn: sqlite3.Connection) -> tuple[str | None, dict[str, Any]]:
@@ -29,10 +46,11 @@ def _metadata(conn: sqlite3.Connection) -> tuple[str | None, dict[str, Any]]:
     if row is None:
         return None, {}
     try:
-        features = json.loads(row[1]) if row[1] else {}
-    except json.JSONDecodeError:
+        features = json.loads(row[1]) if isinstance(row[1], str) and row[1] else {}
+    except (ValueError, RecursionError):
         features = {}
-    return row[0], features if isinstance(features, dict) else {}
+    table_name = row[0] if isinstance(row[0], str) else None
+    return table_name, features if isinstance(features, dict) else {}
 
 
 def _templates(features: dict[str, Any]) -> dict[str, str] | None:
@@ -45,35 +63,45 @@ def _templates(features: dict[str, Any]) -> dict[str, str] | None:
     }
 
 
+def _question_table(conn: sqlite3.Connection, named: str | None, where: str) -> str:
+    if named is None:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name != 'dataset_metadata'")]
+        if len(names) != 1:
+            raise SourceError(f"cannot read source {where}: no dataset_metadata row and {len(names)} candidate tables")
+        named = names[0]
+    if not _TABLE_NAME.match(named):
+        raise SourceError(f"cannot read source {where}: invalid table name {named!r}")
+    return named
+
+
+def _read(path: Path, table_option: str | None, where: str) -> tuple[ReadBatch, dict[str, Any]]:
+    try:
+        conn = _connect(path)
+        try:
+            table_name, features = _metadata(conn)
+            table_name = _question_table(conn, table_option or table_name, where)
+            cursor = conn.execute(f'SELECT * FROM "{table_name}" ORDER BY rowid')
+            names = [d[0] for d in cursor.description]
+            records = [dict(zip(names, row)) for row in cursor.fetchall()]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise SourceError(f"cannot read source {where}: {exc}") from exc
+    table, reasons = table_from_records(records)
+    return ReadBatch(table, reasons_array(reasons, table.num_rows)), features
+
+
 @register_source("sqlite")
 def read_sqlite_source(arg: str, options: dict[str, Any]) -> SourceData:
     path = Path(arg)
+    where = f"sqlite:{arg}"
     if not arg or not path.is_file():
-        raise SourceError(f"cannot read source sqlite:{arg}: no such file")
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        table_name, features = _metadata(conn)
-        table_name = options.get("table") or table_name
-        if table_name is None:
-            names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name != 'dataset_metadata'")]
-            if len(names) != 1:
-                raise SourceError(f"cannot read source sqlite:{arg}: no dataset_metadata row and {len(names)} candidate tables")
-            table_name = names[0]
-        if not _TABLE_NAME.match(table_name):
-            raise SourceError(f"cannot read source sqlite:{arg}: invalid table name {table_name!r}")
-        cur = conn.execute(f'SELECT * FROM "{table_name}" ORDER BY rowid')
-        names = [d[0] for d in cur.description]
-        rows = cur.fetchall()
-        conn.close()
-    except sqlite3.DatabaseError as exc:
-        raise SourceError(f"cannot read source sqlite:{arg}: {exc}") from exc
-    table = pa.table({name: pa.array([r[i] for r in rows]) for i, name in enumerate(names)}) if rows else pa.table(
-        {name: pa.array([], pa.string()) for name in names}
-    )
+        raise SourceError(f"cannot read source {where}: no such file")
+    batch, features = _read(path, options.get("table"), where)
     metadata = {k: features[k] for k in ("description", "end_time_range", "release_date", "schema_version") if k in features}
     return SourceData(
-        uri=f"sqlite:{arg}",
-        batches=raw_batches(iter([table])),
+        uri=where,
+        batches=raw_batches(sliced(batch)),
         source_hash=sha256_file(path),
         prompt_templates=_templates(features),
         metadata=metadata,

@@ -3,27 +3,77 @@
 import csv
 import json
 import sqlite3
+import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from oracleproto.corpus.sources import SourceError, open_source
-from oracleproto.corpus.sources.futurex import ground_truth_literal, render_prompt
-
-SEVEN = [
-    {"id": "q1", "choice_type": "single", "question_type": "yes_no", "event": "Will A?", "options": ["Yes", "No"], "answer": "A", "end_time": "2024-05-01"},
-    {"id": "q2", "choice_type": "multi", "question_type": "multiple_choice", "event": "Which B?", "options": ["x", "y", "z"], "answer": "A, C", "end_time": "2024-06-01"},
-]
+from oracleproto.corpus.sources import SourceError, source_schemes
+from tests.corpus.sources.helpers import SEVEN, read_raw, reasons, write_jsonl
 
 
-def _raw(uri, **options):
-    data = open_source(uri, options)
-    return pa.concat_tables(list(data.batches)), data
+def test_every_adapter_is_registered():
+    assert source_schemes() == ["csv", "forecastbench", "hf", "jsonl", "parquet", "sample", "sqlite"]
+
+
+def test_registry_imports_without_the_package_cycle():
+    # The adapters import the registry, not the package: importing an adapter first works.
+    code = "import oracleproto.corpus.sources.sqlite as s; import oracleproto.corpus.sources as p; print(p.source_schemes())"
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "sqlite" in out and "forecastbench" in out
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "csv"])
+def test_seven_column_files(tmp_path, fmt):
+    path = tmp_path / f"q.{fmt}"
+    if fmt == "jsonl":
+        write_jsonl(path, SEVEN)
+    elif fmt == "parquet":
+        pq.write_table(pa.Table.from_pylist(SEVEN), path)
+    else:
+        with open(path, "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(SEVEN[0]))
+            writer.writeheader()
+            writer.writerows({**r, "options": json.dumps(r["options"])} for r in SEVEN)
+    table, _ = read_raw(f"{fmt}:{path}")
+    assert table.column("options").to_pylist() == [["Yes", "No"], ["x", "y", "z"]]
+    assert table.column("answer").to_pylist() == ["A", "A, C"]
+    assert reasons(table) == [None, None]
+
+
+def test_missing_columns_are_a_reason_on_every_row(tmp_path):
+    path = write_jsonl(tmp_path / "q.jsonl", [{k: v for k, v in r.items() if k != "answer"} for r in SEVEN])
+    table, _ = read_raw(f"jsonl:{path}")
+    assert reasons(table) == ["missing column(s) answer"] * 2
+
+
+@pytest.mark.parametrize(
+    "uri, message",
+    [
+        ("nosuch:x", "unknown source"),
+        ("parquet:/nonexistent/file.parquet", "no such file"),
+        ("sqlite:/nonexistent.db", "no such file"),
+        ("jsonl:", "needs a path"),
+        ("forecastbench:/nonexistent", "no resolution_sets"),
+    ],
+)
+def test_unreadable_sources_name_the_cause(uri, message):
+    with pytest.raises(SourceError, match=message):
+        read_raw(uri)
+
+
+def test_corrupt_parquet(tmp_path):
+    path = tmp_path / "bad.parquet"
+    path.write_bytes(b"PAR1 not really")
+    with pytest.raises(SourceError, match="bad.parquet"):
+        read_raw(f"parquet:{path}")
 
 
 def test_sqlite_paper_layout_carries_templates(paper_db):
-    table, data = _raw(f"sqlite:{paper_db}")
+    table, data = read_raw(f"sqlite:{paper_db}")
     assert table.num_rows == 80
     assert table.column("parse_error").null_count == 80
     assert {"agent_role", "prompt_template", "multiple_choice_multi_output_format"} <= set(data.prompt_templates)
@@ -37,70 +87,46 @@ def test_sqlite_with_broken_options_json(tmp_path):
     conn.execute("INSERT INTO qs VALUES ('a','single','yes_no','Will?','[\"Yes\",\"No\"]','A','2024-01-01')")
     conn.execute("INSERT INTO qs VALUES ('b','single','yes_no','Will?','[Yes','A','2024-01-01')")
     conn.commit()
-    table, _ = _raw(f"sqlite:{db}")
-    errors = table.column("parse_error").to_pylist()
+    conn.close()
+    table, _ = read_raw(f"sqlite:{db}")
+    errors = reasons(table)
     assert errors[0] is None and errors[1].startswith("options is not a JSON array")
 
 
-@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "csv"])
-def test_seven_column_files(tmp_path, fmt):
-    path = tmp_path / f"q.{fmt}"
-    if fmt == "jsonl":
-        path.write_text("".join(json.dumps(r) + "\n" for r in SEVEN))
-    elif fmt == "parquet":
-        pq.write_table(pa.Table.from_pylist(SEVEN), path)
-    else:
-        with open(path, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(SEVEN[0]))
-            writer.writeheader()
-            writer.writerows({**r, "options": json.dumps(r["options"])} for r in SEVEN)
-    table, _ = _raw(f"{fmt}:{path}")
-    assert table.column("options").to_pylist() == [["Yes", "No"], ["x", "y", "z"]]
-    assert table.column("answer").to_pylist() == ["A", "A, C"]
+def test_sqlite_reads_immutably_leaving_no_wal_or_shm(tmp_path, paper_db):
+    # A WAL-mode database: a plain read-only connection would create -wal and -shm beside it.
+    db = tmp_path / "dir with space#1" / "q?.db"
+    db.parent.mkdir()
+    db.write_bytes(paper_db.read_bytes())
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+    conn.close()
+    before = sorted(p.name for p in db.parent.iterdir())
+    table, _ = read_raw(f"sqlite:{db}")
+    assert table.num_rows == 80
+    assert sorted(p.name for p in db.parent.iterdir()) == before == ["q?.db"]
 
 
-def test_hf_local_folder_in_futurex_layout(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
-    rows = [
-        {"id": "a" * 24, "prompt": render_prompt("Will X?", ["Yes", "No"], "2024-03-01", "yes_no"),
-         "ground_truth": ground_truth_literal("yes_no", ["Yes", "No"], "B"), "end_time": "2024-03-01", "level": 1, "title": "Will X?"},
-        {"id": "b" * 24, "prompt": render_prompt("Which Y?", ["p", "q", "r"], "2024-04-01", "multiple_choice"),
-         "ground_truth": "['A', 'C']", "end_time": "2024-04-01", "level": 2, "title": "Which Y?"},
-        {"id": "c" * 24, "prompt": "open-ended level 3 item", "ground_truth": "5.25%", "end_time": "2024-04-01", "level": 3, "title": "?"},
+def test_sqlite_mixed_types_and_blobs_flag_their_rows_only(tmp_path):
+    db = tmp_path / "mixed.db"
+    conn = sqlite3.connect(db)
+    # No declared types: SQLite keeps each value's own type (text, integer, BLOB).
+    conn.execute("CREATE TABLE qs (id, choice_type, question_type, event, options, answer, end_time, level)")
+    row = ("single", "yes_no", '["Yes", "No"]', "A", "2024-01-01")
+    conn.execute("INSERT INTO qs VALUES ('ok', ?, ?, 'Will A?', ?, ?, ?, 1)", row)
+    conn.execute("INSERT INTO qs VALUES (42, ?, ?, 'Will B?', ?, ?, ?, '2')", row)
+    conn.execute("INSERT INTO qs VALUES ('blob', ?, ?, x'ff00', ?, ?, ?, 1)", row)
+    conn.execute("INSERT INTO qs VALUES ('bad-text', ?, ?, CAST(x'c328' AS TEXT), ?, ?, ?, 1)", row)
+    conn.execute("INSERT INTO qs VALUES ('utf8-blob', ?, ?, CAST('Will C?' AS BLOB), ?, ?, ?, 1.5)", row)
+    conn.commit()
+    conn.close()
+    table, _ = read_raw(f"sqlite:{db}")
+    assert table.column("id").to_pylist() == ["ok", "42", "blob", "bad-text", "utf8-blob"]
+    assert table.column("level").to_pylist()[:2] == [1, 2]
+    assert reasons(table) == [
+        None,
+        None,
+        "event is not UTF-8 text (byte 0)",
+        "event is not UTF-8 text (byte 0)",
+        "level is not an integer (1.5)",
     ]
-    repo = tmp_path / "Futurex-Past"
-    (repo / "data").mkdir(parents=True)
-    pq.write_table(pa.Table.from_pylist(rows), repo / "data" / "train-00000-of-00001.parquet")
-    table, data = _raw(f"hf:{repo}")
-    assert table.column("answer").to_pylist() == ["B", "A, C", None]
-    assert table.column("level").to_pylist() == [1, 2, 3]
-    assert data.metadata["timezone"] == "Asia/Shanghai"
-
-
-@pytest.mark.parametrize(
-    "uri, message",
-    [
-        ("nosuch:x", "unknown source"),
-        ("parquet:/nonexistent/file.parquet", "no such file"),
-        ("sqlite:/nonexistent.db", "no such file"),
-        ("jsonl:", "needs a path"),
-    ],
-)
-def test_unreadable_sources_name_the_cause(uri, message):
-    with pytest.raises(SourceError, match=message):
-        _raw(uri)
-
-
-def test_malformed_jsonl_names_the_line(tmp_path):
-    path = tmp_path / "bad.jsonl"
-    path.write_text(json.dumps(SEVEN[0]) + "\n{not json\n")
-    with pytest.raises(SourceError, match="line 2"):
-        _raw(f"jsonl:{path}")
-
-
-def test_corrupt_parquet(tmp_path):
-    path = tmp_path / "bad.parquet"
-    path.write_bytes(b"PAR1 not really")
-    with pytest.raises(SourceError, match="bad.parquet"):
-        _raw(f"parquet:{path}")

@@ -1,0 +1,176 @@
+"""Bad input never crashes: a file that cannot be read at all is one SourceError naming the
+file and the problem; a row that cannot be read is a raw row with its reason, which the
+audit quarantines — that row only."""
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from oracleproto.config import Ingest
+from oracleproto.corpus.audit import AuditConfig
+from oracleproto.corpus.build import QUARANTINE, ingest, run_audit
+from oracleproto.corpus.sources import SourceError
+from oracleproto.io import read_parquet
+from tests.corpus.sources.helpers import FUTUREX, SEVEN, read_raw, reasons, write_jsonl
+
+LINE = json.dumps(SEVEN[0]) + "\n"
+
+
+def _jsonl(tmp_path, lines: list[str | bytes], name="q.jsonl"):
+    path = tmp_path / name
+    path.write_bytes(b"".join(x if isinstance(x, bytes) else x.encode() for x in lines))
+    return path
+
+
+def _ingest_and_audit(uri: str, out) -> tuple[dict, list[dict]]:
+    ingest(Ingest(source=uri), out)
+    report = run_audit(out, AuditConfig(levels=None, post_resolution_phrases=(), outcome_markers=()), out)
+    return report, read_parquet(out / QUARANTINE).select(["source_row", "rule", "message"]).to_pylist()
+
+
+# ------------------------------------------------------------------------- whole-file errors
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "holds no rows"),
+        (b"\n\n  \n\r\n", "holds no rows"),
+        (b"{}\n{}\n", "no line holds a JSON object with fields"),
+        ("{\"event\": \"caf\xe9\"}\n".encode("latin-1"), "no line holds a JSON object with fields \\(line 1 is not UTF-8"),
+    ],
+)
+def test_jsonl_with_nothing_readable_is_one_error(tmp_path, content, message):
+    path = _jsonl(tmp_path, [content], name="empty.jsonl")
+    with pytest.raises(SourceError, match=f"empty.jsonl.*{message}"):
+        ingest(Ingest(source=f"jsonl:{path}"), tmp_path / "out")
+    assert not (tmp_path / "out" / "raw" / "rows.parquet").exists()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_column_named_twice_is_one_error(tmp_path, fmt):
+    path = tmp_path / f"dup.{fmt}"
+    if fmt == "csv":
+        path.write_text("id,event,event\nq1,a,b\n")
+    else:
+        pq.write_table(pa.Table.from_arrays([pa.array(["q1"]), pa.array(["a"]), pa.array(["b"])], names=["id", "event", "event"]), path)
+    with pytest.raises(SourceError, match=f"dup.{fmt}.*'event' appear more than once"):
+        read_raw(f"{fmt}:{path}")
+
+
+@pytest.mark.parametrize("content, message", [(b"", "empty"), (b"\xff\xfeid,event\n", "header row is not readable")])
+def test_csv_without_a_readable_header_is_one_error(tmp_path, content, message):
+    path = tmp_path / "h.csv"
+    path.write_bytes(content)
+    with pytest.raises(SourceError, match=f"h.csv.*{message}"):
+        read_raw(f"csv:{path}")
+
+
+# ------------------------------------------------------------------------- per-row reasons
+def test_jsonl_rows_that_cannot_be_read_are_flagged_alone(tmp_path):
+    other = {**SEVEN[1], "id": "q3"}
+    path = _jsonl(tmp_path, [
+        LINE,
+        "\n",  # blank lines are skipped, not rows
+        "{not json\n",
+        "[1, 2]\n",
+        "caf\xe9\n".encode("latin-1"),
+        "[" * 100_000 + "]" * 100_000 + "\n",
+        json.dumps({**other, "event": ["a", "list"]}) + "\n",
+        json.dumps({**other, "options": "not json"}) + "\n",
+        json.dumps({**other, "answer": {"an": "object"}}) + "\n",
+        json.dumps({**other, "level": "two"}) + "\n",
+        json.dumps(other) + "\n",
+    ])
+    table, _ = read_raw(f"jsonl:{path}")
+    got = reasons(table)
+    assert got[0] is None and got[-1] is None
+    assert got[1].startswith("line 3 is not JSON (Expecting property name")
+    assert got[2] == "line 4 is not a JSON object but list"
+    assert got[3] == "line 5 is not UTF-8 text (byte 3)"
+    assert got[4] == "line 6 is JSON nested too deeply to read"
+    assert got[5] == "event is a list, not text"
+    assert got[6].startswith("options is not a JSON array")
+    assert got[7] == "answer is an object, not text"
+    assert got[8] == "level is not an integer (two)"
+    assert table.column("event").to_pylist()[-1] == "Which B?"
+
+
+def test_flagged_rows_are_quarantined_with_their_reason(tmp_path):
+    path = _jsonl(tmp_path, [LINE, "{not json\n", json.dumps({**SEVEN[1], "event": {"x": 1}}) + "\n"])
+    report, quarantine = _ingest_and_audit(f"jsonl:{path}", tmp_path / "out")
+    assert (report["rows_in"], report["rows_out"]) == (3, 1)
+    assert [(q["source_row"], q["rule"]) for q in quarantine] == [(1, "unparseable"), (2, "unparseable")]
+    assert quarantine[1]["message"] == "raw: event is an object, not text"
+
+
+def test_futurex_rows_with_wrong_types_are_flagged_alone(tmp_path):
+    rows = [dict(r) for r in FUTUREX[:3]]
+    rows[1]["prompt"] = {"not": "text"}
+    rows[2]["level"] = [2]
+    table, _ = read_raw(f"jsonl:{write_jsonl(tmp_path / 'f.jsonl', rows)}")
+    assert reasons(table) == [None, "prompt is an object, not text", "level is a list, not an integer"]
+
+
+def test_a_deeply_nested_extra_column_is_kept_as_json_text(tmp_path):
+    deep = json.loads("[" * 60 + "1" + "]" * 60)  # parquet cannot read a schema nested this deep
+    path = write_jsonl(tmp_path / "deep.jsonl", [{**SEVEN[0], "extra": deep}])
+    report, _ = _ingest_and_audit(f"jsonl:{path}", tmp_path / "out")
+    assert report["rows_out"] == 1
+    original = read_parquet(tmp_path / "out" / "raw" / "rows.parquet").column("original").to_pylist()[0]
+    assert json.loads(original["extra"]) == deep
+
+
+def test_csv_level_cells(tmp_path):
+    path = tmp_path / "levels.csv"
+    header = "id,choice_type,question_type,event,options,answer,end_time,level\n"
+    body = "".join(f'q{i},single,yes_no,Will {i}?,"[""Yes"", ""No""]",A,2024-01-01,{level}\n' for i, level in enumerate(["1", "", " 2 ", "two", "2.0", "1.5"]))
+    path.write_text(header + body)
+    table, _ = read_raw(f"csv:{path}")
+    assert table.column("level").to_pylist() == [1, None, 2, None, 2, None]
+    assert reasons(table) == [None, None, None, "level is not an integer (two)", None, "level is not an integer (1.5)"]
+
+
+def test_csv_cell_over_a_megabyte_and_misshapen_rows(tmp_path):
+    big = ("a long line of background text\n" * 50_000).strip()  # ≈1.5 MB with newlines
+    path = tmp_path / "big.csv"
+    path.write_text(
+        "id,choice_type,question_type,event,options,answer,end_time\n"
+        f'q1,single,yes_no,"{big}","[""Yes"", ""No""]",A,2024-01-01\n'
+        "q2,single,yes_no,Will?,x,A,2024-01-01,one too many\n"
+        'q3,single,yes_no,Will?,"[""Yes"", ""No""]",B,2024-01-02\n'
+    )
+    table, _ = read_raw(f"csv:{path}")
+    assert len(table.column("event").to_pylist()[0]) == len(big)
+    assert table.column("id").to_pylist() == ["q1", "q3", None]
+    assert reasons(table)[:2] == [None, None]
+    assert reasons(table)[2].startswith("a row has 8 fields where the header has 7: 'q2,single")
+
+
+def test_csv_rows_that_are_not_utf8_are_flagged_alone(tmp_path):
+    path = tmp_path / "latin.csv"
+    path.write_bytes(
+        b'id,choice_type,question_type,event,options,answer,end_time\n'
+        b'q1,single,yes_no,Will A?,"[""Yes"", ""No""]",A,2024-01-01\n'
+        b'q2,single,yes_no,Will caf\xe9?,"[""Yes"", ""No""]",A,2024-01-01\n'
+    )
+    table, _ = read_raw(f"csv:{path}")
+    assert reasons(table) == [None, "event is not UTF-8 text (byte 8)"]
+
+
+def test_parquet_binary_column_with_invalid_utf8(tmp_path):
+    rows = pa.Table.from_pylist(FUTUREX[:2])
+    prompts = pa.array([FUTUREX[0]["prompt"].encode(), b"\xff" + FUTUREX[1]["prompt"].encode()], pa.binary())
+    rows = rows.set_column(rows.schema.get_field_index("prompt"), "prompt", prompts)
+    pq.write_table(rows, tmp_path / "b.parquet")
+    table, _ = read_raw(f"parquet:{tmp_path / 'b.parquet'}")
+    assert reasons(table) == [None, "prompt is not UTF-8 text (byte 0)"]
+    assert table.column("answer").to_pylist()[0] == "B"
+
+
+def test_a_lone_surrogate_is_flagged_and_kept_escaped(tmp_path):
+    # JSON may escape a lone surrogate ("\ud800"); UTF-8 cannot hold one.
+    path = _jsonl(tmp_path, [LINE.replace("Will A?", "Will \\ud800?"), json.dumps(SEVEN[1]).replace("}", ', "note": "\\udc00"}') + "\n"])
+    table, _ = read_raw(f"jsonl:{path}")
+    assert reasons(table) == ["event is not valid Unicode text", None]
+    assert table.column("original").to_pylist()[1]["note"] == '"\\udc00"'
