@@ -36,10 +36,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from oracleproto.config import Concurrency  # noqa: E402
 from oracleproto.harness.evaluate import evaluate  # noqa: E402
 from oracleproto.harness.questions import EvalJob, QuestionSet
 from oracleproto.harness.search import SearchHit, SearchOutcome  # noqa: E402
-from oracleproto.harness.settings import Budgets, Concurrency, EvalSettings, ModelSpec  # noqa: E402
+from oracleproto.harness.settings import Budgets, EvalSettings, ModelSpec  # noqa: E402
 from oracleproto.io import write_parquet  # noqa: E402
 from oracleproto.schema import QUESTION_SCHEMA  # noqa: E402
 from tests.harness.test_evaluate_run import make_questions  # noqa: E402

@@ -101,9 +101,9 @@ def run_cli(trials: Path, out: Path, bootstrap: int) -> dict:
 
 
 def in_process_breakdown(trials: Path, out: Path, bootstrap: int) -> dict:
+    from oracleproto.config import Score
     from oracleproto.scoring.prepare import prepare
     from oracleproto.scoring.probabilistic import belief_stats
-    from oracleproto.config import Score
     from oracleproto.scoring.registry import ScoreContext, compute_all
     from oracleproto.scoring.scorer import ScoreResult, read_trials, write_outputs
     from oracleproto.scoring.statistics import bootstrap as run_bootstrap

@@ -301,6 +301,11 @@ class RunKnobs(ArchivePath):
     search_options: SearchOptions = SearchOptions()
 
 
+def search_offered(search_backend: str, max_search_calls: int) -> bool:
+    """Whether a model is offered web_search (and told its budget) at all."""
+    return search_backend != "none" and max_search_calls > 0
+
+
 class Evaluate(LoopBudgets, RunKnobs):
     baselines: Annotated[tuple[Baseline, ...], AfterValidator(_distinct)] = ("uniform", "first", "always_no", "base_rate")
     # the splits API models run on (baselines always run on test, the leaderboard's split);

@@ -39,6 +39,7 @@ from oracleproto.config import (
     PromptBudgets,
     ProtocolSwitches,
     SftMode,
+    search_offered,
 )
 from oracleproto.errors import OracleProtoError
 from oracleproto.io import (
@@ -616,16 +617,14 @@ class ExportSettings(Export, PromptBudgets):
 
 def export_settings(params: Params) -> ExportSettings:
     """Settings from the params: the ``export`` section, and the prompt budgets and protocol
-    switches of the ``evaluate`` section read exactly as the evaluator reads them."""
-    from oracleproto.harness.plan import eval_settings
-
-    evaluation = eval_settings(params)
+    switches of the ``evaluate`` section, as the evaluator states them to a model."""
+    evaluate = params.evaluate
+    searching = search_offered(evaluate.search_backend, evaluate.max_search_calls)
     return ExportSettings(
         **params.export.fields_of(Export),
-        max_steps=evaluation.budgets.max_steps,
-        # the evaluator tells a model about its search budget only when search is on
-        max_search_calls=evaluation.budgets.max_search_calls if evaluation.search_enabled else 0,
-        protocols=evaluation.protocols,
+        max_steps=evaluate.max_steps,
+        max_search_calls=evaluate.max_search_calls if searching else 0,  # the evaluator states 0 when search is off
+        protocols=evaluate.protocols,
     )
 
 

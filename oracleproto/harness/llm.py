@@ -32,6 +32,7 @@ from typing import Any
 
 import httpx
 
+from oracleproto.config import ONLINE_SUFFIX, Sampling
 from oracleproto.harness.faults import (
     AUTH,
     LLM_RETRY,
@@ -45,13 +46,7 @@ from oracleproto.harness.faults import (
     parse_retry_after,
 )
 from oracleproto.harness.replay import CallCache, CallContext
-from oracleproto.harness.settings import (
-    ONLINE_SUFFIX,
-    SECRETS,
-    Endpoint,
-    ModelSpec,
-    Sampling,
-)
+from oracleproto.harness.settings import SECRETS, Endpoint, ModelSpec
 
 WEB_SEARCH = "web_search"
 LLM_CHANNEL = "llm"

@@ -27,16 +27,14 @@ from oracleproto.config import (
     BASELINE_PREFIX,
     DEFAULT_API_KEY_ENV,
     DEFAULT_BASE_URL_ENV,
-    ONLINE_SUFFIX,
-    Concurrency,
     Delta,
     LoopBudgets,
     ModelOptions,
     RunKnobs,
-    Sampling,
     Text,
     check_slug,
     config_error,
+    search_offered,
 )
 from oracleproto.errors import OracleProtoError
 
@@ -202,7 +200,7 @@ class EvalSettings(RunKnobs):
 
     @property
     def search_enabled(self) -> bool:
-        return self.search_backend != "none" and self.budgets.max_search_calls > 0
+        return search_offered(self.search_backend, self.budgets.max_search_calls)
 
     def check_search_ready(self) -> None:
         """What searching models need (baselines never search, so only checked for them)."""

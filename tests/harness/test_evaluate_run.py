@@ -168,7 +168,7 @@ def test_fault_storm_is_classified_and_the_run_completes(questions_path, tmp_pat
         ),
         rate=0.35,
     )
-    from oracleproto.harness.settings import Sampling
+    from oracleproto.config import Sampling
 
     settings = EvalSettings(search_backend="archive", archive_path="x", detector="off", sampling=Sampling(timeout_s=0.2))
     with OpenAIServer(SearchThenAnswer(searches=2), fault_plan=storm) as server:

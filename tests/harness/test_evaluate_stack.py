@@ -14,12 +14,13 @@ import re
 
 import pyarrow.parquet as pq
 
+from oracleproto.config import Sampling
 from oracleproto.harness.detector import DetectorSettings, LeakDetector
 from oracleproto.harness.evaluate import evaluate
 from oracleproto.harness.keypool import KeyPool
 from oracleproto.harness.questions import EvalJob, QuestionSet
 from oracleproto.harness.search import SearchSettings, make_backend
-from oracleproto.harness.settings import EvalSettings, ModelSpec, Sampling
+from oracleproto.harness.settings import EvalSettings, ModelSpec
 from oracleproto.harness.tavily import TavilyBackend
 from oracleproto.io import write_parquet
 from oracleproto.schema import QUESTION_SCHEMA

@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from oracleproto.config import Sampling
 from oracleproto.harness.faults import AuthError, CallError, RetryPolicy
 from oracleproto.harness.llm import (
     BrowsingBarrierError,
@@ -17,7 +18,7 @@ from oracleproto.harness.llm import (
 )
 from oracleproto.harness.react import WEB_SEARCH_TOOL
 from oracleproto.harness.replay import CallCache, CallContext, ReplayMissError
-from oracleproto.harness.settings import Endpoint, ModelSpec, Sampling, SettingsError
+from oracleproto.harness.settings import Endpoint, ModelSpec, SettingsError
 from tests.servers.openai_server import (
     Fault,
     OpenAIServer,

@@ -6,15 +6,13 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
-from oracleproto.config import Baseline, SearchOptions
+from oracleproto.config import Baseline, Concurrency, Sampling, SearchOptions
 from oracleproto.harness.settings import (
     BASELINES,
     SECRETS,
     Budgets,
-    Concurrency,
     EvalSettings,
     ModelSpec,
-    Sampling,
     ScrubSecretsFilter,
     SettingsError,
     config_snapshot,
