@@ -39,17 +39,13 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from oracleproto.admission import AdmissionError, parse_cutoff
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import ConfigError
 
 DEFAULT_PARAMS = Path("params.yaml")
 ONLINE_SUFFIX = ":online"
 BASELINE_PREFIX = "baseline:"
 DEFAULT_BASE_URL_ENV = "OPENAI_BASE_URL"
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
-
-
-class ConfigError(OracleProtoError, ValueError):
-    """Bad params (or a bad override): one line naming the key and the rule."""
 
 
 class Section(BaseModel):

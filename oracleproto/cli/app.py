@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import typer
 
 from oracleproto.config import default_of
+from oracleproto.errors import OracleProtoError
 
 app = typer.Typer(
     name="oracleproto",
@@ -29,6 +32,15 @@ def fail(message: str, code: int = 1) -> None:
     """Print one clear error line to stderr and exit non-zero."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def user_errors() -> Iterator[None]:
+    """The one place a verb's known failures become ``error: …`` and the error's exit code."""
+    try:
+        yield
+    except OracleProtoError as exc:
+        fail(str(exc), exc.exit_code)
 
 
 PARAMS_HELP = "Params file (default: ./params.yaml if present, else the defaults of oracleproto/config.py)."
