@@ -19,21 +19,13 @@ def list_from_flat(values: pa.Array, parents: np.ndarray, n_rows: int) -> pa.Lis
 
 
 def joined_letters(codes: np.ndarray, parents: np.ndarray, n_rows: int) -> pa.Array:
-    """Per row, its letters joined by ", " ("A, C"; "" for none): ``codes`` are the letters'
-    ASCII bytes (uint8), ``parents`` their rows (ascending). Written straight into the
-    string buffers: no per-letter strings, no list join."""
-    counts = np.bincount(parents, minlength=n_rows)
-    offsets = np.zeros(n_rows + 1, dtype=np.int32)
-    np.cumsum(np.where(counts > 0, 3 * counts - 2, 0), out=offsets[1:])
-    first = np.cumsum(counts) - counts  # index of each row's first code
-    rank = np.arange(len(codes)) - first[parents]
-    at = offsets[:-1][parents] + 3 * rank
-    data = np.empty(int(offsets[-1]), dtype=np.uint8)
-    data[at] = codes
-    separated = at[rank < counts[parents] - 1]
-    data[separated + 1] = ord(",")
-    data[separated + 2] = ord(" ")
-    return pa.Array.from_buffers(pa.string(), n_rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    """Per row, its letters joined by the answer separator ("A, C"; "" for none): ``codes``
+    are the letters' code points, ``parents`` their rows (ascending). The grammar and the
+    writer live in :mod:`oracleproto.letters`; this form takes code points as the source
+    adapters read them from text."""
+    from oracleproto.letters import join_letters, letter_indices  # letters builds on this module
+
+    return join_letters(letter_indices(codes), parents, n_rows)
 
 
 def iso_dates(values: pa.Array) -> pa.Array:

@@ -1,25 +1,67 @@
-"""Option letters: option i has letter chr(ord("A") + i) (A..Z, then "[", "\\", "]", ... as in
-the paper's released data, which has questions with more than 26 options)."""
+"""The answer grammar: option letters, the ", " separator, answer strings ↔ option indices.
+
+Option i has letter ``chr(ord("A") + i)`` (A..Z, then "[", "\\", "]", ... as in the paper's
+released data, which has questions with more than 26 options). An answer string names one or
+more options by their letters; its canonical form lists each letter once, in option order,
+joined by ", " (``"A"``, ``"A, C"``).
+
+Reading is strict: an answer is single-character tokens separated by one comma or blank
+(spaces around it allowed), with nothing else. ``"C,A"`` and ``"A  C"`` read with certainty;
+``"AB"``, ``"A,,C"``, ``"A or B"`` and ``""`` do not, and are errors — never guessed. The
+blanks are ``\\t \\n \\f \\r`` and space, the set both Python's and Arrow's regex engines use.
+
+Scalar forms (one string) and vectorised forms (an Arrow column) sit side by side and read
+and write the same grammar.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from oracleproto.arrays import list_from_flat
+
+FIRST_LETTER = "A"
 ANSWER_SEPARATOR = ", "
+_FIRST_CODE_POINT = ord(FIRST_LETTER)
+
+_BLANK = r"[\t\n\f\r ]"
+_TOKEN = r"[^\t\n\f\r ,]"
+_SEPARATORS = r"[,\t\n\f\r ]+"
+ANSWER_GRAMMAR = rf"{_BLANK}*{_TOKEN}{_BLANK}*(?:[,\t\n\f\r ]{_BLANK}*{_TOKEN}{_BLANK}*)*"
+BLANKS = "\t\n\f\r "
+_ANSWER = re.compile(ANSWER_GRAMMAR)
+_SPLIT = re.compile(_SEPARATORS)
+
+
+class AnswerFormatError(ValueError):
+    """A string that does not read as option letters with certainty."""
+
+
+# ---------------------------------------------------------------------------------------
+# Scalar
 
 
 def letter(index: int) -> str:
     """Letter of the option at 0-based ``index``."""
     if index < 0:
         raise ValueError(f"option index must be >= 0, got {index}")
-    return chr(ord("A") + index)
+    return chr(_FIRST_CODE_POINT + index)
 
 
 def letter_index(symbol: str) -> int:
     """0-based option index of ``symbol`` (inverse of :func:`letter`)."""
     if len(symbol) != 1:
-        raise ValueError(f"a letter is one character, got {symbol!r}")
-    return ord(symbol) - ord("A")
+        raise AnswerFormatError(f"a letter is one character, got {symbol!r}")
+    index = ord(symbol) - _FIRST_CODE_POINT
+    if index < 0:
+        raise AnswerFormatError(f"{symbol!r} is not an option letter (letters start at {FIRST_LETTER!r})")
+    return index
 
 
 def letters(n_options: int) -> list[str]:
@@ -33,10 +75,131 @@ def format_answer(indices: Iterable[int]) -> str:
 
 
 def split_answer(answer: str) -> list[str]:
-    """Letters of a canonical or loosely formatted answer ("A, C", "A,C", "C A")."""
-    return [tok for tok in answer.replace(",", " ").split() if tok]
+    """The letter tokens of an answer, as written; AnswerFormatError unless it follows the
+    grammar ("A, C", "C,A" and "A C" do; "AB", "A,,C" and "" do not)."""
+    if not _ANSWER.fullmatch(answer):
+        raise AnswerFormatError(f"answer {answer!r} is not option letters such as 'A' or 'A, C'")
+    return [token for token in _SPLIT.split(answer) if token]
 
 
 def answer_indices(answer: str) -> list[int]:
-    """Sorted distinct 0-based indices of an answer string."""
-    return sorted({letter_index(tok) for tok in split_answer(answer)})
+    """Sorted distinct 0-based option indices of an answer string (strict, see module doc)."""
+    return sorted({letter_index(token) for token in split_answer(answer)})
+
+
+def is_canonical(answer: str) -> bool:
+    """Whether ``answer`` is already in canonical form."""
+    try:
+        return format_answer(answer_indices(answer)) == answer
+    except AnswerFormatError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+# Vectorised
+
+
+@dataclass(frozen=True)
+class ParsedAnswers:
+    """A column of answer strings read by the grammar, row by row.
+
+    ``indices``: the tokens' option indices as written (duplicates kept; negative where a
+    one-character token sorts before "A", -1 for a longer token, which only malformed rows
+    hold); ``well_formed``: the row follows the grammar; ``blank``: null or blanks only."""
+
+    indices: pa.ListArray
+    well_formed: np.ndarray
+    blank: np.ndarray
+
+
+def _utf8_code_points(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(code point of each string's first character, whether that character is the whole
+    string), read from the UTF-8 bytes; strings must be non-empty."""
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset : strings.offset + len(strings) + 1]
+    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8) if len(strings) else np.zeros(1, np.uint8)
+    starts, n_bytes = offsets[:-1].astype(np.int64), np.diff(offsets)
+    lead = data[starts].astype(np.int64)
+    width = 1 + (lead >= 0xC0).astype(np.int64) + (lead >= 0xE0) + (lead >= 0xF0)
+    one_character = width == n_bytes
+    points = np.where(width == 1, lead, lead & (0x7F >> width))
+    for k in range(1, 4):
+        more = one_character & (width > k)
+        if more.any():
+            points[more] = (points[more] << 6) | (data[starts[more] + k] & 0x3F)
+    return points, one_character
+
+
+def letter_indices(code_points: np.ndarray) -> np.ndarray:
+    """:func:`letter_index` over code points (negative where a code point sorts before "A")."""
+    return np.asarray(code_points, dtype=np.int64) - _FIRST_CODE_POINT
+
+
+def parse_answers(answers: pa.Array | pa.ChunkedArray) -> ParsedAnswers:
+    """:func:`split_answer` / :func:`letter_index` over a whole string column."""
+    if isinstance(answers, pa.ChunkedArray):
+        answers = answers.combine_chunks()
+    n = len(answers)
+    text = pc.utf8_trim(answers if answers.null_count == 0 else pc.fill_null(answers, ""), characters=BLANKS)
+    tokens = pc.split_pattern_regex(text, _SEPARATORS)
+    flat = pc.list_flatten(tokens)
+    parents = pc.list_parent_indices(tokens).to_numpy()
+    keep = np.flatnonzero(pc.greater(pc.binary_length(flat), 0).to_numpy(zero_copy_only=False))
+    flat, parents = flat.take(pa.array(keep)), parents[keep]
+    points, one_character = _utf8_code_points(flat)
+    indices = np.where(one_character, letter_indices(points), -1)
+    well_formed = pc.fill_null(pc.match_substring_regex(answers, f"^{ANSWER_GRAMMAR}$"), False)
+    blank = pc.equal(pc.binary_length(text), 0)
+    return ParsedAnswers(
+        list_from_flat(pa.array(indices, pa.int64()), parents, n),
+        np.asarray(well_formed.to_numpy(zero_copy_only=False), dtype=bool),
+        np.asarray(blank.to_numpy(zero_copy_only=False), dtype=bool),
+    )
+
+
+def join_letters(indices: np.ndarray, rows: np.ndarray, n_rows: int) -> pa.Array:
+    """Per row, the letters of ``indices`` in the order given joined by ", " ("" for a row
+    without letters); ``rows[i]`` is the row of ``indices[i]``, ascending. Written straight
+    into the string buffers as UTF-8: no per-letter strings, no list join."""
+    code_points = np.maximum(np.asarray(indices, dtype=np.int64) + _FIRST_CODE_POINT, 0)
+    width = 1 + (code_points >= 0x80).astype(np.int64) + (code_points >= 0x800) + (code_points >= 0x10000)
+    separator = np.frombuffer(ANSWER_SEPARATOR.encode(), dtype=np.uint8)
+    step = width + len(separator)  # bytes of a letter and the separator after it
+    counts = np.bincount(rows, minlength=n_rows)
+    row_bytes = np.bincount(rows, weights=step, minlength=n_rows).astype(np.int64) - len(separator) * (counts > 0)
+    offsets = np.zeros(n_rows + 1, dtype=np.int32)
+    np.cumsum(row_bytes, out=offsets[1:])
+    before = np.cumsum(step) - step  # bytes of all earlier letters (with separators)
+    first = np.cumsum(counts) - counts  # index of each row's first letter
+    at = offsets[:-1][rows] + before - before[first[rows]]
+    data = np.empty(int(offsets[-1]), dtype=np.uint8)
+    lead = np.select([width == 1, width == 2, width == 3], [code_points, 0xC0 | code_points >> 6, 0xE0 | code_points >> 12], 0xF0 | code_points >> 18)
+    data[at] = lead
+    for k in range(1, 4):
+        more = width > k
+        if more.any():
+            data[at[more] + k] = 0x80 | ((code_points[more] >> (6 * (width[more] - 1 - k))) & 0x3F)
+    separated = np.arange(len(rows)) - first[rows] < counts[rows] - 1
+    for k, byte in enumerate(separator):
+        data[at[separated] + width[separated] + k] = byte
+    return pa.Array.from_buffers(pa.string(), n_rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def format_answers(indices: pa.ListArray) -> tuple[pa.Array, np.ndarray]:
+    """:func:`format_answer` over a list column: (canonical strings, number of distinct
+    letters per row); null and 0 where a row holds a negative index (no letter)."""
+    n = len(indices)
+    flat = np.asarray(pc.list_flatten(indices).to_numpy(zero_copy_only=False), dtype=np.int64)
+    rows = pc.list_parent_indices(indices).to_numpy().astype(np.int64)
+    no_letter = np.zeros(n, dtype=bool)
+    no_letter[rows[flat < 0]] = True
+    keys = np.sort(rows << 21 | np.clip(flat, 0, (1 << 21) - 1))  # row-major, then option order
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    keys = keys[first]
+    rows, flat = keys >> 21, keys & ((1 << 21) - 1)
+    text = join_letters(flat, rows, n)
+    n_letters = np.bincount(rows, minlength=n)
+    if no_letter.any():
+        text = pc.if_else(pa.array(no_letter), pa.scalar(None, pa.string()), text)
+        n_letters[no_letter] = 0
+    return text, n_letters
