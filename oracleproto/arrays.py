@@ -1,7 +1,8 @@
-"""Vectorised building blocks over Arrow arrays shared by the source adapters and the audit.
+"""Vectorised building blocks over Arrow arrays shared by the source adapters, the audit and
+the question contract.
 
-Both turn per-element results back into per-row lists and answers; building the offsets and
-string buffers with numpy avoids per-row Python and the string conversions numpy would do.
+Per-element results go back into per-row lists by building the offsets with numpy (no
+per-row Python); text is trimmed and folded by Arrow kernels.
 """
 
 from __future__ import annotations
@@ -26,6 +27,23 @@ def joined_letters(codes: np.ndarray, parents: np.ndarray, n_rows: int) -> pa.Ar
     from oracleproto.letters import join_letters, letter_indices  # letters builds on this module
 
     return join_letters(letter_indices(codes), parents, n_rows)
+
+
+def blank(values: pa.Array) -> np.ndarray:
+    """Per row: null, or nothing but whitespace."""
+    trimmed = pc.utf8_trim_whitespace(values)
+    return np.asarray(pc.fill_null(pc.equal(pc.utf8_length(trimmed), 0), True).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def collapse_whitespace(values: pa.Array) -> pa.Array:
+    """Trim, and fold inner runs of whitespace to one space (the regex runs only on the
+    few values that need it)."""
+    values = pc.utf8_trim_whitespace(values)
+    needs = pc.fill_null(pc.match_substring_regex(values, r"\s\s|[\t\n\r\f\v]"), False)
+    if not pc.any(needs).as_py():
+        return values
+    fixed = pc.replace_substring_regex(pc.filter(values, needs), r"\s+", " ")
+    return pc.replace_with_mask(values, needs, fixed)
 
 
 def iso_dates(values: pa.Array) -> pa.Array:

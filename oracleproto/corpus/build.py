@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from oracleproto.corpus import admit as adm
 from oracleproto.corpus.audit import AuditConfig, audit, quarantine_with_originals
 from oracleproto.corpus.sources import RAW_COLUMNS, SourceError, open_source
+from oracleproto.corpus.validation import check_questions
 from oracleproto.io import (
     atomic_path,
     json_text,
@@ -123,12 +124,6 @@ def _originals(raw_path: Path, source_rows: pa.Array) -> dict[int, dict[str, Any
     return found
 
 
-def _validate(questions: pa.Table) -> None:
-    from oracleproto.corpus.validation import check_questions
-
-    check_questions(questions)
-
-
 def run_audit(raw_dir: Path, params: Mapping[str, Any], out: Path) -> dict[str, Any]:
     raw_path = raw_dir / RAW_ROWS
     info = json.loads((raw_dir / RAW_SOURCE).read_text())
@@ -153,14 +148,12 @@ def run_audit(raw_dir: Path, params: Mapping[str, Any], out: Path) -> dict[str, 
     }
     # Three things at once (parquet encoding, pyarrow kernels and the re-read release the
     # GIL): questions.parquet is encoded into a staged file that becomes questions.parquet
-    # only once validation has passed; pandera's import (≈0.5 s; only this stage validates)
-    # and the validation run on another thread; the main thread re-reads the quarantined
-    # rows' originals. (Importing pandera while the raw table is still held would push the
-    # stage's peak RSS over 1.5 GiB at 1M rows.)
+    # only once validation against the question contract has passed; the validation runs
+    # on another thread; the main thread re-reads the quarantined rows' originals.
     with atomic_path(out / QUESTIONS) as staged, ThreadPoolExecutor(max_workers=2) as pool:
         # audit() returns the questions in QUESTION_SORT order already.
         written = pool.submit(write_parquet, result.questions, staged, QUESTION_SCHEMA, metadata=metadata)
-        validated = pool.submit(_validate, result.questions)
+        validated = pool.submit(check_questions, result.questions)
         quarantine = quarantine_with_originals(result.quarantine, _originals(raw_path, result.quarantine.column("source_row")))
         validated.result()
         written.result()

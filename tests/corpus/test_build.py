@@ -74,7 +74,7 @@ def test_failed_validation_writes_nothing(project_root, tmp_path, params, monkey
     def reject(_questions):
         raise QuestionTableError([Failure(0, "q0", "answer", "forced failure", None)])
 
-    monkeypatch.setattr(build_module, "_validate", reject)
+    monkeypatch.setattr(build_module, "check_questions", reject)
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     with pytest.raises(QuestionTableError):
         build_module.run_audit(tmp_path, build_module.audit_params(params), tmp_path)

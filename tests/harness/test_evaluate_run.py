@@ -355,7 +355,7 @@ def test_bad_question_table_is_a_clear_error(tmp_path):
     table = make_questions(3)
     table = table.set_column(table.column_names.index("question_type"), "question_type", pa.array(["yes_no", "numeric", "yes_no"]))
     pq.write_table(table, path)
-    with pytest.raises(EvaluationError, match=r"row 1 \(id 'q01'\): question_type 'numeric'"):
+    with pytest.raises(EvaluationError, match=r"row 1 \(id 'q01'\) column 'question_type': failed question_type_mismatch value 'numeric'"):
         QuestionSet.load(path)
     pq.write_table(make_questions(3).drop(["answer"]), path)
     with pytest.raises(EvaluationError, match="lacks column"):
