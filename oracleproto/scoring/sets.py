@@ -13,9 +13,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from oracleproto.contract import MAX_OPTIONS
 from oracleproto.letters import AnswerFormatError, answer_indices, format_answer, parse_answers
 
-MAX_OPTIONS = 64  # one uint64 word per letter set
 INVALID = np.uint64(0)  # the mask of an unparseable string (a real set is never empty)
 
 
