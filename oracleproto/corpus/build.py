@@ -10,7 +10,6 @@ so the DVC stages (``pipeline/``) and ``oracleproto build`` produce the same lay
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import shutil
@@ -31,11 +30,13 @@ from oracleproto.io import (
     atomic_path,
     json_text,
     read_parquet,
+    table_metadata,
     write_json,
     write_parquet,
     write_parquet_parts,
 )
 from oracleproto.parallel import ordered_map
+from oracleproto.prompts import prompt_templates_hash
 from oracleproto.schema import (
     ADMISSION_LOG_SCHEMA,
     QUARANTINE_SCHEMA,
@@ -49,20 +50,11 @@ QUESTIONS = Path("questions.parquet")
 QUARANTINE = Path("audit/quarantine.parquet")
 AUDIT_REPORT = Path("audit/report.json")
 SPLITS = Path("splits")
-TABLE_METADATA_KEY = b"oracleproto"
 
 
 def templates_hash(templates: Mapping[str, str] | None) -> str | None:
-    """sha256 of the flattened templates, ``key=value`` lines in key order (Table 22)."""
-    if not templates:
-        return None
-    return hashlib.sha256("\n".join(f"{k}={templates[k]}" for k in sorted(templates)).encode()).hexdigest()
-
-
-def table_metadata(path: str | Path) -> dict[str, Any]:
-    """The JSON metadata our writer stores in a parquet file's schema."""
-    meta = pq.read_schema(path).metadata or {}
-    return json.loads(meta.get(TABLE_METADATA_KEY, b"{}"))
+    """The prompt templates' hash (Table 22), None when the source carries none."""
+    return prompt_templates_hash(templates) if templates else None
 
 
 # ---------------------------------------------------------------------------------------- ingest
@@ -217,4 +209,4 @@ def build(source_uri: str, params: Mapping[str, Any], out: Path) -> dict[str, An
     return {"audit": report, "admission": summary}
 
 
-__all__ = ["build", "ingest", "run_audit", "run_admit", "table_metadata", "templates_hash", "json_text"]
+__all__ = ["build", "ingest", "run_audit", "run_admit", "templates_hash", "json_text"]

@@ -24,7 +24,7 @@ from oracleproto.prompts import (
     prompt_templates_hash,
     templates_from_schema,
 )
-from oracleproto.schema import QUESTION_SCHEMA
+from oracleproto.schema import QUESTION_SCHEMA, TABLE_METADATA_KEY
 
 FAILURES_NAMED = 5  # failures quoted when a question table is refused
 
@@ -94,7 +94,7 @@ class QuestionSet:
             templates, from_corpus = templates_from_schema(table.schema)
         except TemplateError as exc:
             raise EvaluationError(f"{path}: {exc}") from exc
-        raw_meta = (table.schema.metadata or {}).get(b"oracleproto")
+        raw_meta = (table.schema.metadata or {}).get(TABLE_METADATA_KEY)
         metadata_hash = None
         if raw_meta is not None:
             try:

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oracleproto.corpus.build import table_metadata
-from oracleproto.io import SourceReadError, read_parquet
+from oracleproto.io import SourceReadError, read_parquet, table_metadata
 from oracleproto.params import ParamsError
 from oracleproto.publish import hub
 

@@ -6,12 +6,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import oracleproto.corpus.build as build_module
-from oracleproto.corpus.build import build, table_metadata
+from oracleproto.corpus.build import build
 from oracleproto.corpus.validation import (
     Failure,
     QuestionTableError,
     validate_questions,
 )
+from oracleproto.io import table_metadata
 from oracleproto.params import load_params
 
 PAPER_MODELS = {
