@@ -18,6 +18,7 @@ from oracleproto.harness.questions import EvalJob, EvaluationError, QuestionSet
 from oracleproto.harness.runstore import RunStore, RunStoreError
 from oracleproto.harness.settings import Budgets, EvalSettings, ModelSpec, SettingsError
 from oracleproto.io import write_parquet
+from oracleproto.letters import letters
 from oracleproto.prompts import BELIEF_PROTOCOL, ProtocolSwitches, text_hash16
 from oracleproto.schema import QUESTION_SCHEMA, TRIAL_SCHEMA
 from oracleproto.scoring.scorer import score_file, summary
@@ -399,7 +400,7 @@ class SearchThenBelieve(SearchThenAnswer):
         if message.get("content"):
             # one key per option letter (the outcomes block; yes/no and binary have two), summing to 1
             n = len(re.findall(r"^[A-Z]\. ", first_user_text(body), flags=re.M)) or 2
-            probabilities = {chr(65 + i): 0.6 if i == 0 else 0.4 / (n - 1) for i in range(n)}
+            probabilities = {symbol: 0.6 if i == 0 else 0.4 / (n - 1) for i, symbol in enumerate(letters(n))}
             message["content"] = f"<belief>{json.dumps({'probabilities': probabilities})}</belief> " + message["content"]
         return reply
 
