@@ -30,9 +30,9 @@ def joined_letters(codes: np.ndarray, parents: np.ndarray, n_rows: int) -> pa.Ar
 
 
 def blank(values: pa.Array) -> np.ndarray:
-    """Per row: null, or nothing but whitespace."""
-    trimmed = pc.utf8_trim_whitespace(values)
-    return np.asarray(pc.fill_null(pc.equal(pc.utf8_length(trimmed), 0), True).to_numpy(zero_copy_only=False), dtype=bool)
+    """Per row: null, or nothing but whitespace (tested in place: no trimmed copy)."""
+    empty = pc.or_(pc.equal(pc.binary_length(values), 0), pc.utf8_is_space(values))
+    return np.asarray(pc.fill_null(empty, True).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def collapse_whitespace(values: pa.Array) -> pa.Array:

@@ -31,12 +31,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from oracleproto.arrays import blank, collapse_whitespace
-from oracleproto.letters import ParsedAnswers, format_answers, parse_answers
+from oracleproto.letters import ParsedAnswers, canonical_answers, count_letters, format_answers, parse_answers
 from oracleproto.schema import CHOICE_TYPES, QUESTION_TYPES, YES_NO_OPTIONS
 
 MAX_OPTIONS = 64  # the scorer holds a letter set in one uint64 bit mask (scoring/sets.py)
 UNKNOWN = -2  # category code of a value outside its vocabulary (-1 is null)
 LABEL_BLOCK = 10_000  # labels hashed per dictionary: a table this small stays in cache
+CHUNK_ROWS = 100_000  # rows whose encodings are held at once when a whole table is checked
 
 
 def _bools(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -78,11 +79,11 @@ class QuestionColumns:
         self._categories: dict[str, np.ndarray] = {}
 
     def column(self, name: str) -> pa.Array:
-        """One column as a single array whose offsets start at zero (list arithmetic wants it)."""
+        """One column as a single array (a slice stays a view: every encoding below goes
+        through Arrow kernels, which read a slice's offsets right)."""
         if name not in self._columns:
             column = self.table.column(name)
-            array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-            self._columns[name] = pa.concat_arrays([array]) if array.offset else array
+            self._columns[name] = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
         return self._columns[name]
 
     def present(self, name: str) -> np.ndarray:
@@ -156,13 +157,14 @@ class QuestionColumns:
         return self.answer.well_formed & ~outside
 
     @cached_property
-    def canonical_answer(self) -> tuple[pa.Array, np.ndarray]:
-        """(the answers in canonical form, the number of distinct gold letters)."""
+    def canonical_answer(self) -> pa.Array:
+        """The answers in canonical form."""
         return format_answers(self.answer.indices)
 
-    @property
+    @cached_property
     def n_letters(self) -> np.ndarray:
-        return self.canonical_answer[1]
+        """Number of distinct gold letters."""
+        return count_letters(self.answer.indices)
 
     def filled_choice_type(self) -> pa.Array:
         """choice_type as given; where the source states none, ``single`` for one gold letter
@@ -220,8 +222,7 @@ def _answer_out_of_range(c: QuestionColumns) -> np.ndarray:
 
 
 def _answer_not_canonical(c: QuestionColumns) -> np.ndarray:
-    same = pc.equal(c.column("answer"), c.canonical_answer[0])
-    return c.answer_in_range & ~_bools(pc.fill_null(same, False))
+    return c.answer_in_range & ~canonical_answers(c.column("answer"), c.answer)
 
 
 def _question_type_mismatch(c: QuestionColumns) -> np.ndarray:
@@ -282,6 +283,7 @@ class Rule:
     reads: tuple[str, ...]
     describe: Callable[[QuestionColumns, np.ndarray], list[str]] | None = None
     stored_form: bool = False  # the audit establishes it by normalising, never quarantines under it
+    row_local: bool = True  # a row's verdict depends on that row alone
 
     def messages(self, columns: QuestionColumns, rows: np.ndarray) -> list[str]:
         """What each of ``rows`` (failing rows) breaks, in words."""
@@ -303,7 +305,7 @@ RULES: tuple[Rule, ...] = (
     Rule("question_type_mismatch", "question_type", "question_type must fit the options (yes_no = [Yes, No]; binary_named = 2 named; multiple_choice >= 3)", _question_type_mismatch, ("question_type", "options"), _describe_question_type),
     Rule("yes_no_labels_not_canonical", "options", "a yes_no question's options are exactly ['Yes', 'No']", _yes_no_labels_not_canonical, ("question_type", "options"), stored_form=True),
     Rule("choice_type_mismatch", "choice_type", "choice_type must be single (exactly one gold letter) or multi (one or more)", _choice_type_mismatch, ("choice_type", "answer", "options"), _describe_choice_type),
-    Rule("duplicate_id", "id", "ids must be unique", _duplicate_id, ("id",), stored_form=True),
+    Rule("duplicate_id", "id", "ids must be unique", _duplicate_id, ("id",), stored_form=True, row_local=False),
 )  # fmt: skip
 RULE_BY_NAME = {rule.name: rule for rule in RULES}
 AUDITED_RULES = tuple(rule for rule in RULES if not rule.stored_form)
@@ -327,3 +329,18 @@ def failing_rows(columns: QuestionColumns, rules: Iterable[Rule] = RULES, *, pre
                 mask = mask & columns.present(name)
         masks[rule.name] = mask
     return masks
+
+
+def table_failures(table: pa.Table, rules: Iterable[Rule] = RULES, *, present_only: bool = False, chunk_rows: int = CHUNK_ROWS) -> dict[str, np.ndarray]:
+    """:func:`failing_rows` over a whole table: the row-local rules ``chunk_rows`` rows at a
+    time (the encodings of a million questions need not be held at once), the others over
+    the whole table."""
+    rules = tuple(rules)
+    local = [rule for rule in rules if rule.row_local]
+    parts = [
+        failing_rows(QuestionColumns(table.slice(start, chunk_rows)), local, present_only=present_only)
+        for start in range(0, max(table.num_rows, 1), chunk_rows)
+    ]
+    masks = {rule.name: np.concatenate([part[rule.name] for part in parts]) for rule in local}
+    masks.update(failing_rows(QuestionColumns(table), [rule for rule in rules if not rule.row_local], present_only=present_only))
+    return {rule.name: masks[rule.name] for rule in rules}

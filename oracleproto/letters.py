@@ -34,6 +34,7 @@ _BLANK = r"[\t\n\f\r ]"
 _TOKEN = r"[^\t\n\f\r ,]"
 _SEPARATORS = r"[,\t\n\f\r ]+"
 ANSWER_GRAMMAR = rf"{_BLANK}*{_TOKEN}{_BLANK}*(?:[,\t\n\f\r ]{_BLANK}*{_TOKEN}{_BLANK}*)*"
+CANONICAL_SHAPE = rf"{_TOKEN}(?:{re.escape(ANSWER_SEPARATOR)}{_TOKEN})*"  # and letters ascending
 BLANKS = "\t\n\f\r "
 _ANSWER = re.compile(ANSWER_GRAMMAR)
 _SPLIT = re.compile(_SEPARATORS)
@@ -144,7 +145,8 @@ def parse_answers(answers: pa.Array | pa.ChunkedArray) -> ParsedAnswers:
     flat = pc.list_flatten(tokens)
     parents = pc.list_parent_indices(tokens).to_numpy()
     keep = np.flatnonzero(pc.greater(pc.binary_length(flat), 0).to_numpy(zero_copy_only=False))
-    flat, parents = flat.take(pa.array(keep)), parents[keep]
+    if len(keep) < len(flat):  # empty tokens come only from malformed text such as ",A"
+        flat, parents = flat.take(pa.array(keep)), parents[keep]
     points, one_character = _utf8_code_points(flat)
     indices = np.where(one_character, letter_indices(points), -1)
     well_formed = pc.fill_null(pc.match_substring_regex(answers, f"^{ANSWER_GRAMMAR}$"), False)
@@ -154,6 +156,19 @@ def parse_answers(answers: pa.Array | pa.ChunkedArray) -> ParsedAnswers:
         np.asarray(well_formed.to_numpy(zero_copy_only=False), dtype=bool),
         np.asarray(blank.to_numpy(zero_copy_only=False), dtype=bool),
     )
+
+
+def canonical_answers(answers: pa.Array | pa.ChunkedArray, parsed: ParsedAnswers) -> np.ndarray:
+    """:func:`is_canonical` over a column already read by :func:`parse_answers`: the exact
+    canonical shape, letters strictly ascending (no string is rebuilt to compare)."""
+    indices = np.asarray(pc.list_flatten(parsed.indices).to_numpy(zero_copy_only=False), dtype=np.int64)
+    rows = pc.list_parent_indices(parsed.indices).to_numpy()
+    not_canonical = np.zeros(len(answers), dtype=bool)
+    step_back = (rows[1:] == rows[:-1]) & (indices[1:] <= indices[:-1])
+    not_canonical[rows[1:][step_back]] = True
+    not_canonical[rows[indices < 0]] = True
+    shaped = pc.fill_null(pc.match_substring_regex(answers, f"^{CANONICAL_SHAPE}$"), False)
+    return np.asarray(shaped.to_numpy(zero_copy_only=False), dtype=bool) & ~not_canonical
 
 
 def join_letters(indices: np.ndarray, rows: np.ndarray, n_rows: int) -> pa.Array:
@@ -184,22 +199,33 @@ def join_letters(indices: np.ndarray, rows: np.ndarray, n_rows: int) -> pa.Array
     return pa.Array.from_buffers(pa.string(), n_rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
-def format_answers(indices: pa.ListArray) -> tuple[pa.Array, np.ndarray]:
-    """:func:`format_answer` over a list column: (canonical strings, number of distinct
-    letters per row); null and 0 where a row holds a negative index (no letter)."""
-    n = len(indices)
+def _distinct_letters(indices: pa.ListArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct indices of each row in option order, their rows, rows holding a negative
+    index)."""
     flat = np.asarray(pc.list_flatten(indices).to_numpy(zero_copy_only=False), dtype=np.int64)
     rows = pc.list_parent_indices(indices).to_numpy().astype(np.int64)
-    no_letter = np.zeros(n, dtype=bool)
+    no_letter = np.zeros(len(indices), dtype=bool)
     no_letter[rows[flat < 0]] = True
     keys = np.sort(rows << 21 | np.clip(flat, 0, (1 << 21) - 1))  # row-major, then option order
     first = np.ones(len(keys), dtype=bool)
     first[1:] = keys[1:] != keys[:-1]
     keys = keys[first]
-    rows, flat = keys >> 21, keys & ((1 << 21) - 1)
-    text = join_letters(flat, rows, n)
-    n_letters = np.bincount(rows, minlength=n)
+    return keys & ((1 << 21) - 1), keys >> 21, no_letter
+
+
+def count_letters(indices: pa.ListArray) -> np.ndarray:
+    """Number of distinct letters per row (0 where a row holds a negative index)."""
+    _, rows, no_letter = _distinct_letters(indices)
+    counts = np.bincount(rows, minlength=len(indices))
+    counts[no_letter] = 0
+    return counts
+
+
+def format_answers(indices: pa.ListArray) -> pa.Array:
+    """:func:`format_answer` over a list column; null where a row holds a negative index
+    (no letter)."""
+    flat, rows, no_letter = _distinct_letters(indices)
+    text = join_letters(flat, rows, len(indices))
     if no_letter.any():
         text = pc.if_else(pa.array(no_letter), pa.scalar(None, pa.string()), text)
-        n_letters[no_letter] = 0
-    return text, n_letters
+    return text

@@ -12,6 +12,7 @@ from oracleproto.contract import (
     QuestionColumns,
     failing_rows,
     rules_reading,
+    table_failures,
 )
 
 VALID = {
@@ -109,3 +110,13 @@ def test_a_trial_table_carries_the_option_and_answer_rules_only():
 def test_filled_choice_type_keeps_what_the_source_states():
     columns = QuestionColumns(pa.table({"choice_type": pa.array([None, None, "multi"], pa.string()), "answer": ["A", "A, B", "A"], "options": [["x", "y"]] * 3}))
     assert columns.filled_choice_type().to_pylist() == ["single", "multi", "multi"]
+
+
+def test_a_table_checked_in_chunks_gets_the_verdicts_of_one_pass():
+    rows = [VALID, {"id": "b", **CASES["duplicate_options"]}, {"id": "q", "event": "Again?"}, {"id": "c", **CASES["choice_type_mismatch"]}]
+    table = pa.Table.from_pylist([{**VALID, **row} for row in rows])
+    whole = failing_rows(QuestionColumns(table))
+    chunked = table_failures(table, chunk_rows=1)
+    assert list(chunked) == list(whole)
+    assert {name: mask.tolist() for name, mask in chunked.items()} == {name: mask.tolist() for name, mask in whole.items()}
+    assert chunked["duplicate_id"].tolist() == [False, False, True, False]  # found across chunks

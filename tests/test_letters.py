@@ -8,6 +8,8 @@ from oracleproto.arrays import joined_letters
 from oracleproto.letters import (
     AnswerFormatError,
     answer_indices,
+    canonical_answers,
+    count_letters,
     format_answer,
     format_answers,
     is_canonical,
@@ -55,10 +57,17 @@ def test_column_reading_names_rows_blank_malformed_and_indices():
     assert parsed.blank.tolist() == [False, True, True, False, False, False]
 
 
+def test_canonical_answers_are_recognised_by_column_as_one_by_one():
+    texts = ["A, C", "C, A", "A,C", " A", "A, A", "\x80", "B, \x80", "AB", None, "!"]
+    parsed = parse_answers(pa.array(texts))
+    assert canonical_answers(pa.array(texts), parsed).tolist() == [t is not None and is_canonical(t) for t in texts]
+    assert [t for t in texts if t is not None and is_canonical(t)] == ["A, C", "\x80", "B, \x80"]
+
+
 def test_columns_are_written_canonically_in_utf8():
-    text, n_letters = format_answers(pa.array([[2, 0, 2], [], [63, 1], [2000], [-1, 0]], pa.list_(pa.int64())))
-    assert text.to_pylist() == ["A, C", "", "B, \x80", chr(2065), None]
-    assert n_letters.tolist() == [2, 0, 2, 1, 0]
+    indices = pa.array([[2, 0, 2], [], [63, 1], [2000], [-1, 0]], pa.list_(pa.int64()))
+    assert format_answers(indices).to_pylist() == ["A, C", "", "B, \x80", chr(2065), None]
+    assert count_letters(indices).tolist() == [2, 0, 2, 1, 0]
 
 
 def test_joins_keep_the_order_given():
@@ -70,6 +79,7 @@ def test_joins_keep_the_order_given():
 @given(st.lists(st.text(alphabet="AB C,\t[é\x80!\u00a0", max_size=7), max_size=8))
 def test_the_column_reader_agrees_with_the_scalar_reader(texts):
     parsed = parse_answers(pa.array(texts, pa.string()))
+    assert canonical_answers(pa.array(texts, pa.string()), parsed).tolist() == [is_canonical(t) for t in texts]
     for text, indices, well_formed in zip(texts, parsed.indices.to_pylist(), parsed.well_formed):
         try:
             expected = answer_indices(text)
@@ -77,4 +87,4 @@ def test_the_column_reader_agrees_with_the_scalar_reader(texts):
             assert not well_formed or min(indices) < 0
             continue
         assert well_formed and sorted(set(indices)) == expected
-        assert format_answers(pa.array([indices], pa.list_(pa.int64())))[0].to_pylist() == [format_answer(expected)]
+        assert format_answers(pa.array([indices], pa.list_(pa.int64()))).to_pylist() == [format_answer(expected)]

@@ -237,7 +237,7 @@ def _normalised(c: QuestionColumns) -> pa.Table:
             "question_type": pa.array(list(QUESTION_TYPES)).take(pa.array(c.implied_question_type)),
             "event": c.column("event"),
             "options": pa.ListArray.from_arrays(pa.array(offsets), labels),
-            "answer": c.canonical_answer[0],
+            "answer": c.canonical_answer,
             "end_time": c.column("end_time"),
         }
     )

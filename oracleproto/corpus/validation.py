@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from oracleproto.arrays import iso_dates
-from oracleproto.contract import RULE_BY_NAME, RULES, QuestionColumns, failing_rows
+from oracleproto.contract import RULE_BY_NAME, RULES, table_failures
 from oracleproto.errors import OracleProtoError
 from oracleproto.schema import QUESTION_SCHEMA
 
@@ -54,6 +54,10 @@ def _cell_text(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _ids(table: pa.Table, rows: np.ndarray) -> list[str | None]:
+    return table.column("id").take(pa.array(rows, pa.int64())).to_pylist()
+
+
 def _dates_from_text(table: pa.Table) -> tuple[pa.Table, list[Failure]]:
     """A text ``end_time`` (JSON lines, CSV) as dates; text that names no calendar day
     (``2025-02-30``, ``next Tuesday``) fails the contract's date rule, showing the value,
@@ -61,30 +65,30 @@ def _dates_from_text(table: pa.Table) -> tuple[pa.Table, list[Failure]]:
     text = table.column("end_time").combine_chunks()
     dates = iso_dates(text)
     rows = np.flatnonzero(pc.and_(text.is_valid(), dates.is_null()).to_numpy(zero_copy_only=False))
-    ids = table.column("id").to_pylist()
-    failures = [Failure(int(row), ids[row], BAD_END_TIME.field, BAD_END_TIME.name, text[int(row)].as_py()) for row in rows]
+    values = text.take(pa.array(rows, pa.int64())).to_pylist()
+    failures = [Failure(int(row), qid, BAD_END_TIME.field, BAD_END_TIME.name, value) for row, qid, value in zip(rows, _ids(table, rows), values)]
     return table.set_column(table.column_names.index("end_time"), "end_time", dates), failures
 
 
-def _null_failures(table: pa.Table, ids: list, reported: set[tuple[int | None, str | None]]) -> list[Failure]:
+def _null_failures(table: pa.Table, reported: set[tuple[int | None, str | None]]) -> list[Failure]:
     """Empty cells of the seven columns, row by row."""
     failures: list[Failure] = []
     for name in QUESTION_SCHEMA.names:
         column = table.column(name)
         if column.null_count:
-            rows = np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))
-            failures.extend(Failure(int(r), ids[r], name, NOT_NULLABLE, None) for r in rows if (r, name) not in reported)
+            rows = np.array([r for r in np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False)) if (r, name) not in reported], np.int64)
+            failures.extend(Failure(int(r), qid, name, NOT_NULLABLE, None) for r, qid in zip(rows, _ids(table, rows)))
     return failures
 
 
-def _rule_failures(table: pa.Table, ids: list) -> list[Failure]:
+def _rule_failures(table: pa.Table) -> list[Failure]:
     """Every contract rule over the table, judged where the cells it reads are present."""
-    columns = QuestionColumns(table)
     failures: list[Failure] = []
+    failing = table_failures(table, present_only=True)
     for rule in RULES:
-        rows = np.flatnonzero(failing_rows(columns, (rule,), present_only=True)[rule.name])
+        rows = np.flatnonzero(failing[rule.name])
         values = table.column(rule.field).take(pa.array(rows, pa.int64())).to_pylist()
-        failures.extend(Failure(int(row), ids[row], rule.field, rule.name, _cell_text(value)) for row, value in zip(rows, values))
+        failures.extend(Failure(int(row), qid, rule.field, rule.name, _cell_text(value)) for row, qid, value in zip(rows, _ids(table, rows), values))
     return failures
 
 
@@ -104,9 +108,8 @@ def validate_questions(table: pa.Table) -> list[Failure]:
         table = table.cast(pa.schema([field.with_nullable(True) for field in QUESTION_SCHEMA]))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         return failures + [Failure(None, None, None, COLUMN_TYPES, str(exc))]
-    ids = table.column("id").to_pylist()
-    failures += _null_failures(table, ids, {(f.row, f.column) for f in failures})
-    return failures + _rule_failures(table, ids)
+    failures += _null_failures(table, {(f.row, f.column) for f in failures})
+    return failures + _rule_failures(table)
 
 
 class QuestionTableError(OracleProtoError, ValueError):
