@@ -104,30 +104,50 @@ def is_canonical(answer: str) -> bool:
 class ParsedAnswers:
     """A column of answer strings read by the grammar, row by row.
 
-    ``indices``: the tokens' option indices as written (duplicates kept; negative where a
-    one-character token sorts before "A", -1 for a longer token, which only malformed rows
-    hold); ``well_formed``: the row follows the grammar; ``blank``: null or blanks only."""
+    ``indices``: the option index of every character that is not a blank or comma, as
+    written (duplicates kept; negative for a character that sorts before "A") — in a
+    well-formed row these are exactly its letters; ``well_formed``: the row follows the
+    grammar; ``blank``: null, or blanks only."""
 
     indices: pa.ListArray
     well_formed: np.ndarray
     blank: np.ndarray
 
 
-def _utf8_code_points(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(code point of each string's first character, whether that character is the whole
-    string), read from the UTF-8 bytes; strings must be non-empty."""
-    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset : strings.offset + len(strings) + 1]
-    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8) if len(strings) else np.zeros(1, np.uint8)
-    starts, n_bytes = offsets[:-1].astype(np.int64), np.diff(offsets)
-    lead = data[starts].astype(np.int64)
-    width = 1 + (lead >= 0xC0).astype(np.int64) + (lead >= 0xE0) + (lead >= 0xF0)
-    one_character = width == n_bytes
-    points = np.where(width == 1, lead, lead & (0x7F >> width))
-    for k in range(1, 4):
-        more = one_character & (width > k)
-        if more.any():
-            points[more] = (points[more] << 6) | (data[starts[more] + k] & 0x3F)
-    return points, one_character
+_ASCII_BLANK = np.zeros(128, dtype=bool)
+_ASCII_BLANK[[ord(c) for c in BLANKS]] = True
+_ASCII_SEPARATOR = _ASCII_BLANK.copy()
+_ASCII_SEPARATOR[ord(",")] = True
+
+
+def _utf8_characters(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(code point of every character of the non-null strings, the row it belongs to),
+    decoded in place from the UTF-8 bytes: no strings are split or copied."""
+    n = len(strings)
+    if n == 0 or strings.buffers()[2] is None:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset : strings.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    if data.max(initial=0) < 0x80:  # all ASCII (the usual case): one byte per character
+        points, rows = data.astype(np.int64), np.repeat(np.arange(n), np.diff(offsets))
+    else:
+        lead_at = np.flatnonzero((data & 0xC0) != 0x80)  # first byte of each character
+        lead = data[lead_at].astype(np.int64)
+        width = 1 + (lead >= 0xC0).astype(np.int64) + (lead >= 0xE0) + (lead >= 0xF0)
+        points = np.where(width == 1, lead, lead & (0x7F >> width))
+        for k in range(1, 4):
+            more = width > k
+            if more.any():
+                points[more] = (points[more] << 6) | (data[lead_at[more] + k] & 0x3F)
+        rows = np.searchsorted(offsets[1:] - offsets[0], lead_at, side="right")
+    if strings.null_count:
+        kept = np.asarray(strings.is_valid().to_numpy(zero_copy_only=False), dtype=bool)[rows]
+        points, rows = points[kept], rows[kept]
+    return points, rows
+
+
+def _in_ascii_set(points: np.ndarray, table: np.ndarray) -> np.ndarray:
+    return (points < 128) & table[np.minimum(points, 127)]
 
 
 def letter_indices(code_points: np.ndarray) -> np.ndarray:
@@ -136,25 +156,22 @@ def letter_indices(code_points: np.ndarray) -> np.ndarray:
 
 
 def parse_answers(answers: pa.Array | pa.ChunkedArray) -> ParsedAnswers:
-    """:func:`split_answer` / :func:`letter_index` over a whole string column."""
+    """:func:`split_answer` / :func:`letter_index` over a whole string column: the grammar
+    decides which rows are well formed, and in those every character that is not a blank or
+    comma is one letter."""
     if isinstance(answers, pa.ChunkedArray):
         answers = answers.combine_chunks()
+    if answers.type != pa.string():  # large or view strings, an all-null column
+        answers = answers.cast(pa.string())
     n = len(answers)
-    text = pc.utf8_trim(answers if answers.null_count == 0 else pc.fill_null(answers, ""), characters=BLANKS)
-    tokens = pc.split_pattern_regex(text, _SEPARATORS)
-    flat = pc.list_flatten(tokens)
-    parents = pc.list_parent_indices(tokens).to_numpy()
-    keep = np.flatnonzero(pc.greater(pc.binary_length(flat), 0).to_numpy(zero_copy_only=False))
-    if len(keep) < len(flat):  # empty tokens come only from malformed text such as ",A"
-        flat, parents = flat.take(pa.array(keep)), parents[keep]
-    points, one_character = _utf8_code_points(flat)
-    indices = np.where(one_character, letter_indices(points), -1)
+    points, rows = _utf8_characters(answers)
+    letter = ~_in_ascii_set(points, _ASCII_SEPARATOR)
+    not_blank = ~_in_ascii_set(points, _ASCII_BLANK)
     well_formed = pc.fill_null(pc.match_substring_regex(answers, f"^{ANSWER_GRAMMAR}$"), False)
-    blank = pc.equal(pc.binary_length(text), 0)
     return ParsedAnswers(
-        list_from_flat(pa.array(indices, pa.int64()), parents, n),
+        list_from_flat(pa.array(letter_indices(points[letter]), pa.int64()), rows[letter], n),
         np.asarray(well_formed.to_numpy(zero_copy_only=False), dtype=bool),
-        np.asarray(blank.to_numpy(zero_copy_only=False), dtype=bool),
+        np.bincount(rows[not_blank], minlength=n) == 0,
     )
 
 

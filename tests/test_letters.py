@@ -51,10 +51,13 @@ def test_bad_letters_raise():
 
 
 def test_column_reading_names_rows_blank_malformed_and_indices():
-    parsed = parse_answers(pa.array(["C, A", None, " ", "AB", "A, \x80", "!"]))
-    assert parsed.indices.to_pylist() == [[2, 0], [], [], [-1], [0, 63], [-32]]
-    assert parsed.well_formed.tolist() == [True, False, False, False, True, True]
-    assert parsed.blank.tolist() == [False, True, True, False, False, False]
+    parsed = parse_answers(pa.array(["C, A", None, " ", "AB", "A, \x80", "!", ",", " é\t"]))
+    assert parsed.indices.to_pylist() == [[2, 0], [], [], [0, 1], [0, 63], [-32], [], [168]]
+    assert parsed.well_formed.tolist() == [True, False, False, False, True, True, False, True]
+    assert parsed.blank.tolist() == [False, True, True, False, False, False, False, False]
+    sliced = parse_answers(pa.array(["Z", None, "B, C", "D"]).slice(1, 2))
+    assert sliced.indices.to_pylist() == [[], [1, 2]] and sliced.well_formed.tolist() == [False, True]
+    assert parse_answers(pa.array(["A, C"], pa.large_string())).indices.to_pylist() == [[0, 2]]
 
 
 def test_canonical_answers_are_recognised_by_column_as_one_by_one():
