@@ -188,31 +188,52 @@ def canonical_answers(answers: pa.Array | pa.ChunkedArray, parsed: ParsedAnswers
     return np.asarray(shaped.to_numpy(zero_copy_only=False), dtype=bool) & ~not_canonical
 
 
-def join_letters(indices: np.ndarray, rows: np.ndarray, n_rows: int) -> pa.Array:
-    """Per row, the letters of ``indices`` in the order given joined by ", " ("" for a row
-    without letters); ``rows[i]`` is the row of ``indices[i]``, ascending. Written straight
-    into the string buffers as UTF-8: no per-letter strings, no list join."""
-    code_points = np.maximum(np.asarray(indices, dtype=np.int64) + _FIRST_CODE_POINT, 0)
-    width = 1 + (code_points >= 0x80).astype(np.int64) + (code_points >= 0x800) + (code_points >= 0x10000)
-    separator = np.frombuffer(ANSWER_SEPARATOR.encode(), dtype=np.uint8)
-    step = width + len(separator)  # bytes of a letter and the separator after it
-    counts = np.bincount(rows, minlength=n_rows)
-    row_bytes = np.bincount(rows, weights=step, minlength=n_rows).astype(np.int64) - len(separator) * (counts > 0)
-    offsets = np.zeros(n_rows + 1, dtype=np.int32)
-    np.cumsum(row_bytes, out=offsets[1:])
-    before = np.cumsum(step) - step  # bytes of all earlier letters (with separators)
-    first = np.cumsum(counts) - counts  # index of each row's first letter
-    at = offsets[:-1][rows] + before - before[first[rows]]
-    data = np.empty(int(offsets[-1]), dtype=np.uint8)
+def _utf8_widths(code_points: np.ndarray) -> np.ndarray:
+    """Bytes of each code point in UTF-8."""
+    return 1 + (code_points >= 0x80).astype(np.int64) + (code_points >= 0x800) + (code_points >= 0x10000)
+
+
+def _write_utf8(data: np.ndarray, at: np.ndarray, code_points: np.ndarray, width: np.ndarray) -> None:
+    """Write each code point's UTF-8 bytes into ``data`` from position ``at``."""
     lead = np.select([width == 1, width == 2, width == 3], [code_points, 0xC0 | code_points >> 6, 0xE0 | code_points >> 12], 0xF0 | code_points >> 18)
     data[at] = lead
     for k in range(1, 4):
         more = width > k
         if more.any():
             data[at[more] + k] = 0x80 | ((code_points[more] >> (6 * (width[more] - 1 - k))) & 0x3F)
-    separated = np.arange(len(rows)) - first[rows] < counts[rows] - 1
+
+
+def join_letters(indices: np.ndarray, rows: np.ndarray, n_rows: int) -> pa.Array:
+    """Per row, the letters of ``indices`` in the order given joined by ", " ("" for a row
+    without letters); ``rows[i]`` is the row of ``indices[i]``, ascending. Written straight
+    into the string buffers as UTF-8: no per-letter strings, no list join."""
+    code_points = np.maximum(np.asarray(indices, dtype=np.int64) + _FIRST_CODE_POINT, 0)
+    ascii_only = code_points.max(initial=0) < 0x80  # the usual case: one byte per letter
+    width = np.ones(len(code_points), dtype=np.int64) if ascii_only else _utf8_widths(code_points)
+    separator = np.frombuffer(ANSWER_SEPARATOR.encode(), dtype=np.uint8)
+    counts = np.bincount(rows, minlength=n_rows)
+    first = np.cumsum(counts) - counts  # index of each row's first letter
+    rank = np.arange(len(rows)) - first[rows]
+    if ascii_only:
+        row_bytes = (1 + len(separator)) * counts
+        before = (1 + len(separator)) * rank  # bytes of the row's earlier letters with separators
+    else:
+        step = width + len(separator)
+        row_bytes = np.bincount(rows, weights=step, minlength=n_rows).astype(np.int64)
+        passed = np.cumsum(step) - step
+        before = passed - passed[first[rows]]
+    offsets = np.zeros(n_rows + 1, dtype=np.int32)
+    np.cumsum(row_bytes - len(separator) * (counts > 0), out=offsets[1:])
+    at = offsets[:-1][rows] + before
+    data = np.empty(int(offsets[-1]), dtype=np.uint8)
+    if ascii_only:
+        data[at] = code_points.astype(np.uint8)
+    else:
+        _write_utf8(data, at, code_points, width)
+    separated = rank < counts[rows] - 1
+    separator_at = (at + width)[separated] if not ascii_only else at[separated] + 1
     for k, byte in enumerate(separator):
-        data[at[separated] + width[separated] + k] = byte
+        data[separator_at + k] = byte
     return pa.Array.from_buffers(pa.string(), n_rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
