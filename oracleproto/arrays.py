@@ -1,7 +1,8 @@
-"""Vectorised building blocks over Arrow arrays shared by the source adapters and the audit.
+"""Vectorised building blocks over Arrow arrays shared by the source adapters, the audit and
+the question contract.
 
-Both turn per-element results back into per-row lists and answers; building the offsets and
-string buffers with numpy avoids per-row Python and the string conversions numpy would do.
+Per-element results go back into per-row lists by building the offsets with numpy (no
+per-row Python); text is trimmed and folded by Arrow kernels.
 """
 
 from __future__ import annotations
@@ -19,21 +20,73 @@ def list_from_flat(values: pa.Array, parents: np.ndarray, n_rows: int) -> pa.Lis
 
 
 def joined_letters(codes: np.ndarray, parents: np.ndarray, n_rows: int) -> pa.Array:
-    """Per row, its letters joined by ", " ("A, C"; "" for none): ``codes`` are the letters'
-    ASCII bytes (uint8), ``parents`` their rows (ascending). Written straight into the
-    string buffers: no per-letter strings, no list join."""
-    counts = np.bincount(parents, minlength=n_rows)
-    offsets = np.zeros(n_rows + 1, dtype=np.int32)
-    np.cumsum(np.where(counts > 0, 3 * counts - 2, 0), out=offsets[1:])
-    first = np.cumsum(counts) - counts  # index of each row's first code
-    rank = np.arange(len(codes)) - first[parents]
-    at = offsets[:-1][parents] + 3 * rank
-    data = np.empty(int(offsets[-1]), dtype=np.uint8)
-    data[at] = codes
-    separated = at[rank < counts[parents] - 1]
-    data[separated + 1] = ord(",")
-    data[separated + 2] = ord(" ")
-    return pa.Array.from_buffers(pa.string(), n_rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    """Per row, its letters joined by the answer separator ("A, C"; "" for none): ``codes``
+    are the letters' code points, ``parents`` their rows (ascending). The grammar and the
+    writer live in :mod:`oracleproto.letters`; this form takes code points as the source
+    adapters read them from text."""
+    from oracleproto.letters import join_letters, letter_indices  # letters builds on this module
+
+    return join_letters(letter_indices(codes), parents, n_rows)
+
+
+def blank(values: pa.Array) -> np.ndarray:
+    """Per row: null, or nothing but whitespace (tested in place: no trimmed copy)."""
+    empty = pc.or_(pc.equal(pc.binary_length(values), 0), pc.utf8_is_space(values))
+    return np.asarray(pc.fill_null(empty, True).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _collapse_each(values: pa.Array) -> pa.Array:
+    """Trim, then fold inner runs of whitespace to one space, on every value."""
+    values = pc.utf8_trim_whitespace(values)
+    needs = pc.fill_null(pc.match_substring_regex(values, r"\s\s|[\t\n\r\f\v]"), False)
+    if not pc.any(needs).as_py():
+        return values
+    fixed = pc.replace_substring_regex(pc.filter(values, needs), r"\s+", " ")
+    return pc.replace_with_mask(values, needs, fixed)
+
+
+def _byte_table(byte_values) -> np.ndarray:
+    table = np.zeros(256, dtype=bool)
+    table[list(byte_values)] = True
+    return table
+
+
+# A value can change only if it starts or ends with a character the trim removes (the ASCII
+# ones asked of Arrow's own kernel; any non-ASCII character is a maybe) or holds \t \n \v \f
+# \r or two spaces in a row: bytes >= 0x80 are never any of these, so the test is exact.
+_EDGE_MAYBE = _byte_table(
+    [i for i, kept in enumerate(pc.utf8_length(pc.utf8_trim_whitespace(pa.array([chr(i) for i in range(128)]))).to_pylist()) if not kept]
+    + list(range(0x80, 0x100))
+)
+
+
+def _may_change(values: pa.Array) -> np.ndarray:
+    """Per value: might collapsing change it? (Read from the UTF-8 bytes in place.)"""
+    n = len(values)
+    if n == 0 or values.buffers()[2] is None:
+        return np.zeros(n, dtype=bool)
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32)[values.offset : values.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(values.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    starts, ends = offsets[:-1] - offsets[0], offsets[1:] - offsets[0]
+    nonempty = np.flatnonzero(ends > starts)
+    maybe = np.zeros(n, dtype=bool)
+    maybe[nonempty] = _EDGE_MAYBE[data[starts[nonempty]]] | _EDGE_MAYBE[data[ends[nonempty] - 1]]
+    inner = (data - np.uint8(0x09)) < 5  # \t \n \v \f \r (the subtraction wraps below 0x09)
+    space = data == 0x20
+    inner[:-1] |= space[:-1] & space[1:]
+    maybe[np.searchsorted(ends, np.flatnonzero(inner), side="right")] = True
+    return maybe
+
+
+def collapse_whitespace(values: pa.Array) -> pa.Array:
+    """Trim, and fold inner runs of whitespace to one space. Only the values that could
+    change go through the string kernels: the rest are returned as they are, uncopied."""
+    if values.type != pa.string():
+        return _collapse_each(values)
+    maybe = _may_change(values)
+    if not maybe.any():
+        return values
+    return pc.replace_with_mask(values, pa.array(maybe), _collapse_each(values.filter(pa.array(maybe))))
 
 
 def iso_dates(values: pa.Array) -> pa.Array:

@@ -24,8 +24,8 @@ import pyarrow.parquet as pq
 
 from oracleproto import SCHEMA_VERSION
 from oracleproto.errors import OracleProtoError
+from oracleproto.schema import TABLE_METADATA_KEY
 
-METADATA_KEY = b"oracleproto"
 _PARQUET_OPTIONS = dict(
     compression="zstd",
     compression_level=3,
@@ -96,7 +96,13 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 def _metadata(extra: dict[str, Any] | None) -> dict[bytes, bytes]:
     meta = {"schema_version": SCHEMA_VERSION, **(extra or {})}
-    return {METADATA_KEY: json.dumps(meta, sort_keys=True, ensure_ascii=False).encode()}
+    return {TABLE_METADATA_KEY: json.dumps(meta, sort_keys=True, ensure_ascii=False).encode()}
+
+
+def table_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The JSON metadata our writer stores in a parquet file's schema."""
+    meta = pq.read_schema(path).metadata or {}
+    return json.loads(meta.get(TABLE_METADATA_KEY, b"{}"))
 
 
 def canonical_table(

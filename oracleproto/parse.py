@@ -1,6 +1,6 @@
 """Parser Ψ (paper Algorithm 2): the last ``\\boxed{…}`` of the final answer → letters or ⊥.
 
-Returns the canonical answer string (letters in option order joined by ", ", the same
+Returns the canonical answer string (:func:`oracleproto.letters.format_answer`, the same
 format as the question table's ``answer``) or ``None`` (⊥) for every structural defect:
 no box, empty payload, an unknown label, a token that is not one letter, a letter out of
 range, or — following the paper rather than the reference code — more than one letter on
@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from oracleproto.letters import format_answer, letter_index, letters
+from oracleproto.letters import AnswerFormatError, format_answer, letter_index, letters
 
 _BOXED = re.compile(r"\\boxed\{([^}]*)\}")
 _TOKEN_SPLIT = re.compile(r"[,\s]+")
@@ -42,7 +42,7 @@ def parse_answer(
         return None
     if question_type == "yes_no":
         word = payload.lower()
-        return "A" if word == "yes" else "B" if word == "no" else None
+        return format_answer([0]) if word == "yes" else format_answer([1]) if word == "no" else None
     if question_type == "binary_named":
         wanted = payload.lower()
         for index, label in enumerate(options):
@@ -50,11 +50,14 @@ def parse_answer(
                 return format_answer([index])
         return None
     if question_type == "multiple_choice":
+        # Model text is read more loosely than the answer grammar (any run of commas and
+        # whitespace separates letters); each token must still be one option letter.
         tokens = [tok for tok in _TOKEN_SPLIT.split(payload) if tok]
-        if not tokens or any(len(tok) != 1 for tok in tokens):
+        try:
+            indices = {letter_index(tok) for tok in tokens}
+        except AnswerFormatError:
             return None
-        indices = {letter_index(tok) for tok in tokens}
-        if any(i < 0 or i >= len(options) for i in indices):
+        if not indices or max(indices) >= len(options):
             return None
         if choice_type == "single" and len(indices) != 1:
             return None

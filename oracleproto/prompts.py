@@ -1,10 +1,10 @@
 """Renderer R: question record + prompt templates → the one user message a model sees.
 
-The eight template keys of paper Table 10 travel with the corpus (parquet schema metadata,
-key ``b"oracleproto"``, entry ``"prompt_templates"``); sources without them get
-:data:`DEFAULT_TEMPLATES`. Rendering is a pure function of the record, the templates and the
-budgets, so the same inputs always give the same bytes. The renderer's input type,
-:class:`PromptQuestion`, has no answer field: the gold answer cannot be rendered.
+The eight template keys of paper Table 10 travel with the corpus (parquet schema metadata
+under :data:`~oracleproto.schema.TABLE_METADATA_KEY`, entry ``"prompt_templates"``); sources
+without them get :data:`DEFAULT_TEMPLATES`. Rendering is a pure function of the record, the
+templates and the budgets, so the same inputs always give the same bytes. The renderer's
+input type, :class:`PromptQuestion`, has no answer field: the gold answer cannot be rendered.
 
 The prediction cutoff χ = τ − δ is *not* rendered: it is held by the harness and reaches the
 model through no channel (the ``{end_time}`` placeholder is the resolution date τ, which the
@@ -30,6 +30,7 @@ import pyarrow as pa
 from oracleproto.config import ProtocolSwitches
 from oracleproto.errors import OracleProtoError
 from oracleproto.letters import letter
+from oracleproto.schema import CHOICE_TYPES, TABLE_METADATA_KEY
 
 TEMPLATE_KEYS = (
     "agent_role",
@@ -43,7 +44,6 @@ TEMPLATE_KEYS = (
 )
 # Placeholders ``prompt_template`` may use; anything else (e.g. ``{answer}``) is an error.
 PROMPT_FIELDS = ("agent_role", "event", "end_time", "outcomes_block", "output_format", "guidance")
-METADATA_KEY = b"oracleproto"
 
 DEFAULT_TEMPLATES: dict[str, str] = {
     "agent_role": "You are a forecasting agent: you judge how real-world events will turn out.",
@@ -130,13 +130,13 @@ def templates_from_metadata(metadata: Mapping[bytes, bytes] | None) -> tuple[dic
     Returns ``(templates, from_corpus)``. A corpus that carries a ``prompt_templates`` entry
     must carry all eight keys; extra keys are kept (they enter the hash).
     """
-    raw_meta = (metadata or {}).get(METADATA_KEY)
+    raw_meta = (metadata or {}).get(TABLE_METADATA_KEY)
     if raw_meta is None:
         return dict(DEFAULT_TEMPLATES), False
     try:
         meta = json.loads(raw_meta)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TemplateError(f"schema metadata {METADATA_KEY!r} is not JSON: {exc}") from exc
+        raise TemplateError(f"schema metadata {TABLE_METADATA_KEY!r} is not JSON: {exc}") from exc
     raw = meta.get("prompt_templates") if isinstance(meta, dict) else None
     if raw is None:
         return dict(DEFAULT_TEMPLATES), False
@@ -179,8 +179,8 @@ def outcomes_block(options: Sequence[str]) -> str:
 def output_format_for(question: PromptQuestion, templates: Mapping[str, str]) -> tuple[str, str]:
     """``(outcomes_block, output_format)`` for the question's type and answer mode."""
     qtype, ctype = question.question_type, question.choice_type
-    if ctype not in ("single", "multi"):
-        raise TemplateError(f"question {question.q_id}: choice_type {ctype!r} is not single or multi")
+    if ctype not in CHOICE_TYPES:
+        raise TemplateError(f"question {question.q_id}: choice_type {ctype!r} is not one of {', '.join(CHOICE_TYPES)}")
     if qtype == "yes_no":
         return "", templates["yes_no_output_format"]
     if qtype == "binary_named":

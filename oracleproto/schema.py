@@ -1,13 +1,18 @@
-"""Arrow schemas and pandera models for every table that crosses a stage boundary.
+"""Arrow schemas of every table that crosses a stage boundary, and the metadata key.
 
-The Arrow schemas fix column order and types for the canonical writer (``oracleproto.io``);
-the pandera models check the rules of DESIGN.md §3 and report failures by row id, column
-and check.
+The schemas fix column order and types for the canonical writer (``oracleproto.io``), which
+stores each table's metadata (JSON) under :data:`TABLE_METADATA_KEY` in the parquet schema.
+The rules a question table's values follow are the question contract
+(``oracleproto.contract``); the scorer's input rules are in ``oracleproto.scoring.validate``.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
+
+from oracleproto.tools import WEB_SEARCH
+
+TABLE_METADATA_KEY = b"oracleproto"  # parquet schema metadata: our JSON, and nothing else
 
 QUESTION_TYPES = ("yes_no", "binary_named", "multiple_choice")
 CHOICE_TYPES = ("single", "multi")
@@ -132,5 +137,84 @@ TRIAL_SCHEMA = pa.schema(
         pa.field("belief", pa.list_(pa.float64())),
         pa.field("nudges_used", pa.int64()),  # minimum-search nudges given (Budgets.min_search_calls)
         pa.field("final_answer_retry_used", pa.bool_()),  # the bail-out retry fired
+    ]
+)
+
+# ---------------------------------------------------------------------------------------
+# Trajectory exports (export → publish → trainers): the TRL conversational SFT traces and
+# the verl RL prompts. JSON values are Arrow's json extension type.
+JSON_TYPE = pa.json_()
+TOOL_CALL_TYPE = pa.struct(
+    [
+        ("id", pa.string()),
+        ("type", pa.string()),
+        ("function", pa.struct([("name", pa.string()), ("arguments", JSON_TYPE)])),
+    ]
+)
+MESSAGE_TYPE = pa.struct(
+    [
+        ("role", pa.string()),
+        ("content", pa.string()),
+        ("tool_calls", pa.list_(TOOL_CALL_TYPE)),
+        ("tool_call_id", pa.string()),
+        ("name", pa.string()),
+    ]
+)
+PROMPT_MESSAGE_TYPE = pa.struct([("role", pa.string()), ("content", pa.string())])
+RETRIEVED_DOC_TYPE = pa.struct([("url", pa.string()), ("sha256", pa.string())])
+
+SFT_SCHEMA = pa.schema(
+    [
+        pa.field("messages", pa.list_(MESSAGE_TYPE), nullable=False),
+        pa.field("tools", pa.list_(JSON_TYPE), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("q_id", pa.string(), nullable=False),
+        pa.field("trial", pa.int64(), nullable=False),
+        pa.field("question_type", pa.string(), nullable=False),
+        pa.field("choice_type", pa.string(), nullable=False),
+        pa.field("answer", pa.string(), nullable=False),
+        pa.field("pred", pa.string(), nullable=False),
+        pa.field("exam_score", pa.float64(), nullable=False),
+        pa.field("cutoff", pa.date32()),
+        pa.field("prediction_cutoff", pa.date32()),
+        pa.field("end_time", pa.date32()),
+        pa.field("split", pa.string()),
+        pa.field("detector_verdicts", pa.list_(pa.list_(pa.string())), nullable=False),
+        pa.field("retrieved_docs", pa.list_(RETRIEVED_DOC_TYPE), nullable=False),
+        pa.field("raw_tool_arguments", pa.list_(pa.string()), nullable=False),  # what the model sent
+        pa.field("schema_violations", pa.list_(pa.string()), nullable=False),
+    ]
+)
+
+RL_EXTRA_INFO_TYPE = pa.struct(
+    [
+        ("split", pa.string()),
+        ("index", pa.int64()),
+        ("q_id", pa.string()),
+        ("question_type", pa.string()),
+        ("choice_type", pa.string()),
+        ("options", pa.list_(pa.string())),
+        ("end_time", pa.string()),
+        ("prediction_cutoff", pa.string()),
+        ("cutoff", pa.string()),
+        # verl's multi-turn rollouts create each tool with these kwargs: the search tool is
+        # given χ (end_date) by the trainer, exactly as the harness injects it
+        ("tools_kwargs", pa.struct([(WEB_SEARCH, pa.struct([("create_kwargs", pa.struct([("end_date", pa.string())]))]))])),
+    ]
+)
+RL_SCHEMA = pa.schema(
+    [
+        pa.field("data_source", pa.string(), nullable=False),
+        pa.field("prompt", pa.list_(PROMPT_MESSAGE_TYPE), nullable=False),
+        pa.field("ability", pa.string(), nullable=False),
+        pa.field("reward_model", pa.struct([("style", pa.string()), ("ground_truth", pa.string())]), nullable=False),
+        pa.field("extra_info", RL_EXTRA_INFO_TYPE, nullable=False),
+        pa.field("q_id", pa.string(), nullable=False),
+        pa.field("question_type", pa.string(), nullable=False),
+        pa.field("choice_type", pa.string(), nullable=False),
+        pa.field("options", pa.list_(pa.string()), nullable=False),
+        pa.field("answer", pa.string(), nullable=False),
+        pa.field("cutoff", pa.date32(), nullable=False),
+        pa.field("tools", pa.list_(JSON_TYPE), nullable=False),  # OpenAI function format; [] when closed-book
     ]
 )

@@ -5,7 +5,9 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oracleproto.arrays import iso_dates, joined_letters, list_from_flat
+import pyarrow.compute as pc
+
+from oracleproto.arrays import collapse_whitespace, iso_dates, joined_letters, list_from_flat
 
 
 def test_joined_letters_matches_a_python_join():
@@ -46,3 +48,25 @@ def test_iso_dates_agree_with_the_calendar(triples):
 
     texts = pa.array([f"{y:04d}-{m:02d}-{d:02d}" for y, m, d in triples], pa.string())
     assert iso_dates(texts).to_pylist() == [calendar(*t) for t in triples]
+
+
+def _collapsed_by_python(text):
+    """The reference: Arrow's trim, then runs of ASCII whitespace (RE2's \\s) as one space."""
+    import re
+
+    trimmed = pc.utf8_trim_whitespace(pa.array([text])).to_pylist()[0]
+    return re.sub(r"[\t\n\f\r ]+", " ", trimmed) if re.search(r"[\t\n\f\r ]{2}|[\t\n\r\f\v]", trimmed) else trimmed
+
+
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=" \t\n\v\x1cab\u00a0\u3000é,", max_size=8)), max_size=12))
+def test_collapse_whitespace_changes_exactly_what_trim_and_fold_change(texts):
+    values = pa.array(texts, pa.string())
+    got = collapse_whitespace(values)
+    assert got.to_pylist() == [None if t is None else _collapsed_by_python(t) for t in texts]
+    assert collapse_whitespace(values.slice(1)).to_pylist() == got.to_pylist()[1:]
+
+
+def test_collapse_whitespace_leaves_clean_values_uncopied():
+    values = pa.array(["Paris", "New York", "Rome"])
+    assert collapse_whitespace(values) is values
+    assert collapse_whitespace(pa.array([" Paris", "New  York", "a\tb", "ok"])).to_pylist() == ["Paris", "New York", "a b", "ok"]

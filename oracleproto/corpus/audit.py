@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,25 +18,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from oracleproto.arrays import iso_dates, joined_letters, list_from_flat
+from oracleproto.arrays import collapse_whitespace, iso_dates
+from oracleproto.contract import AUDITED_RULES, QuestionColumns
 from oracleproto.parallel import ordered_map, take_rows
-from oracleproto.schema import QUARANTINE_SCHEMA, QUESTION_TYPES
+from oracleproto.schema import QUARANTINE_SCHEMA, QUESTION_TYPES, YES_NO_OPTIONS
 
-# Rule name → (field, what the rule requires). Order = precedence.
+# Rule name → (field, what the rule requires). Order = precedence: the source's own verdicts,
+# then the question contract (oracleproto.contract), then the leak cues and the duplicates.
 RULES: dict[str, tuple[str, str]] = {
     "level_excluded": ("level", "level must be one of the selected levels"),
     "unparseable": ("raw", "the source record must parse into question fields"),
-    "missing_id": ("id", "id must be a non-empty string"),
-    "empty_event": ("event", "event must be non-empty text"),
-    "bad_end_time": ("end_time", "end_time must be a date YYYY-MM-DD"),
-    "too_few_options": ("options", "a question needs at least 2 options"),
-    "blank_option": ("options", "option labels must be non-empty"),
-    "duplicate_options": ("options", "option labels must be unique after strip + casefold"),
-    "empty_answer": ("answer", "the gold answer must name at least one option"),
-    "answer_not_letters": ("answer", "the gold answer must be option letters like 'A' or 'A, C'"),
-    "answer_out_of_range": ("answer", "every gold letter must name an existing option"),
-    "question_type_mismatch": ("question_type", "question_type must fit the options (yes_no = [Yes, No]; binary_named = 2 named; multiple_choice >= 3)"),
-    "choice_type_mismatch": ("choice_type", "choice_type must be single iff the answer has exactly one letter"),
+    **{rule.name: (rule.field, rule.message) for rule in AUDITED_RULES},
     "post_resolution_wording": ("event", "the event must not be worded after its resolution"),
     "option_encodes_outcome": ("options", "option labels must not encode the outcome"),
     "conflicting_duplicate_id": ("id", "rows sharing an id must be identical"),
@@ -44,8 +36,6 @@ RULES: dict[str, tuple[str, str]] = {
 }
 
 QUESTION_SORT = ("end_time", "id")  # the canonical row order of every question table
-_WS = r"\s+"
-_ANSWER_TOKENS = r"^\s*[^\s,]\s*(?:[,\s]\s*[^\s,]\s*)*$"
 
 
 @dataclass
@@ -66,22 +56,6 @@ def _np(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.asarray(arr.to_numpy(zero_copy_only=False))
 
 
-def _blank(values: pa.Array) -> np.ndarray:
-    trimmed = pc.utf8_trim_whitespace(values)
-    return _np(pc.fill_null(pc.equal(pc.utf8_length(trimmed), 0), True))
-
-
-def _collapse_ws(values: pa.Array) -> pa.Array:
-    """Trim, and fold inner runs of whitespace to one space (the regex runs only on the
-    few values that need it)."""
-    values = pc.utf8_trim_whitespace(values)
-    needs = pc.fill_null(pc.match_substring_regex(values, r"\s\s|[\t\n\r\f\v]"), False)
-    if not pc.any(needs).as_py():
-        return values
-    fixed = pc.replace_substring_regex(pc.filter(values, needs), _WS, " ")
-    return pc.replace_with_mask(values, needs, fixed)
-
-
 def _group_sizes(keys: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(group code per row, size of each row's group) by hashing ``keys`` once."""
     encoded = pc.dictionary_encode(keys)
@@ -95,72 +69,6 @@ def _phrase_pattern(phrases: Sequence[str]) -> str | None:
     if not words:
         return None
     return r"(?i)(?:^|\W)(?:" + "|".join(re.escape(w) for w in words) + r")(?:\W|$)"
-
-
-def _answer_indices(answer: pa.Array) -> tuple[pa.ListArray, np.ndarray]:
-    """Gold letter indices per row (-1 for a token that is not one character) and a flag for
-    rows whose answer text is made of single-character tokens."""
-    tokens = pc.split_pattern_regex(pc.utf8_trim_whitespace(pc.fill_null(answer, "")), r"[,\s]+")
-    flat = pc.list_flatten(tokens)
-    parents = pc.list_parent_indices(tokens).to_numpy()
-    keep = np.flatnonzero(_np(pc.greater(pc.binary_length(flat), 0)))
-    flat = flat.take(keep)
-    parents = parents[keep]
-    one_byte = _np(pc.equal(pc.binary_length(flat), 1))
-    codes = np.full(len(flat), -1 - ord("A"), dtype=np.int64)
-    if one_byte.any():
-        singles = pc.cast(flat.filter(pa.array(one_byte)), pa.binary()).take(pa.array(np.arange(int(one_byte.sum()))))
-        codes[one_byte] = np.frombuffer(singles.buffers()[2], dtype=np.uint8, count=len(singles))
-    tokens_ok = _np(pc.fill_null(pc.match_substring_regex(answer, _ANSWER_TOKENS), False))
-    return list_from_flat(pa.array(codes - ord("A")), parents, len(answer)), tokens_ok
-
-
-def letters_out_of_range(answer: pa.Array, options: pa.Array) -> np.ndarray:
-    """Per row: does the answer hold a token that is not a letter of one of its options?"""
-    indices, tokens_ok = _answer_indices(answer)
-    n_options = _np(pc.fill_null(pc.list_value_length(options), 0))
-    flat = indices.values.to_numpy()
-    parents = pc.list_parent_indices(indices).to_numpy()
-    bad = ~tokens_ok
-    bad[parents[(flat < 0) | (flat >= n_options[parents])]] = True
-    return bad
-
-
-LABEL_BLOCK = 10_000  # labels hashed per dictionary: a table this small stays in cache
-
-
-def _rows_with_repeated_labels(folded: pa.Array, parents: np.ndarray, n: int) -> np.ndarray:
-    """Rows whose (folded) labels repeat: (row, label code) keys sorted, equal neighbours.
-    Repeats only count within a row, so label codes come from small dictionaries over
-    blocks of whole rows (4x faster than one hash table of a chunk's half-million labels)."""
-    repeated = np.zeros(n, dtype=bool)
-    if len(folded) < 2:
-        return repeated
-    # Each block starts at the first label of the row holding every LABEL_BLOCK-th label.
-    starts = np.append(np.unique(np.searchsorted(parents, parents[::LABEL_BLOCK])), len(folded))
-    codes = np.concatenate([
-        pc.dictionary_encode(folded.slice(a, b - a)).indices.to_numpy(zero_copy_only=False) for a, b in zip(starts[:-1], starts[1:])
-    ]).astype(np.int64)
-    width = int(codes.max()) + 1
-    keys = np.sort(parents.astype(np.int64) * width + codes)
-    same = np.flatnonzero(keys[1:] == keys[:-1])
-    repeated[keys[same] // width] = True
-    return repeated
-
-
-def _canonical_answer(indices: pa.ListArray) -> tuple[pa.Array, np.ndarray]:
-    """Distinct indices in option order joined "A, C", and the number of distinct letters
-    (rows with bad indices give junk, but those rows are quarantined before it is used)."""
-    n = len(indices)
-    flat = np.clip(indices.values.to_numpy(), -1, 254).astype(np.int64) + 1
-    parents = pc.list_parent_indices(indices).to_numpy().astype(np.int64)
-    keys = np.sort(parents * 256 + flat)  # row-major, then option order
-    first = np.ones(len(keys), dtype=bool)
-    first[1:] = keys[1:] != keys[:-1]
-    keys = keys[first]
-    parents, flat = keys // 256, keys % 256 - 1
-    chars = np.clip(flat + ord("A"), 0, 127).astype(np.uint8)
-    return joined_letters(chars, parents, n), np.bincount(parents, minlength=n)
 
 
 def _quarantine_rows(raw: pa.Table, positions: np.ndarray, rules: list[str], messages: list[str]) -> pa.Table:
@@ -240,131 +148,112 @@ def _raw_positions(raw: pa.Table, source_rows: np.ndarray) -> np.ndarray:
     return np.array([index[int(r)] for r in source_rows], dtype=np.int64)
 
 
-def _check_chunk(raw: pa.Table, config: AuditConfig) -> tuple[pa.Table, pa.Table]:
-    """Row-local rules over one chunk: (normalised rows that passed, quarantine rows)."""
-    raw = raw.combine_chunks()
-    n = raw.num_rows
+class _Verdicts:
+    """The first rule each row of a chunk breaks, and per-row messages (built only for the
+    rows a rule rejects)."""
 
-    def col(name: str) -> pa.Array:
-        column = raw.column(name)
-        array = column.chunk(0) if column.num_chunks else pa.array([], raw.schema.field(name).type)
-        # A slice keeps its parent's offsets; list arithmetic below wants them from zero.
-        return pa.concat_arrays([array]) if array.offset else array
+    def __init__(self, n_rows: int) -> None:
+        self.rule_names = list(RULES)
+        self.reason = np.zeros(n_rows, dtype=np.int16)  # 0 = passed, else 1 + index into rule_names
+        self.details: dict[int, str] = {}
 
-    rule_names = list(RULES)
-    reason = np.zeros(n, dtype=np.int16)  # 0 = passed, else 1 + index into rule_names
-    details: dict[int, str] = {}
-
-    def flag(rule: str, mask: np.ndarray, message=None) -> None:
-        """First failing rule wins; ``message`` is a text, per-row texts, or a function of
-        the flagged row numbers (so messages are only built for rejected rows)."""
-        rows = np.flatnonzero(mask & (reason == 0))
+    def flag(self, rule: str, mask: np.ndarray, message: Callable[[np.ndarray], list[str]] | None = None) -> None:
+        """Rows of ``mask`` not flagged yet break ``rule``; ``message`` words it per row."""
+        rows = np.flatnonzero(mask & (self.reason == 0))
         if len(rows) == 0:
             return
-        reason[rows] = rule_names.index(rule) + 1
-        if callable(message):
-            details.update(zip(rows.tolist(), message(rows)))
-        elif isinstance(message, np.ndarray):
-            details.update(zip(rows.tolist(), message[rows].tolist()))
-        elif message is not None:
-            details.update(dict.fromkeys(rows.tolist(), message))
+        self.reason[rows] = self.rule_names.index(rule) + 1
+        if message is not None:
+            self.details.update(zip(rows.tolist(), message(rows)))
 
+    @property
+    def passed(self) -> np.ndarray:
+        return self.reason == 0
+
+    def rejections(self) -> tuple[np.ndarray, list[str], list[str]]:
+        """(rejected rows, their rules, their messages)."""
+        rows = np.flatnonzero(self.reason)
+        rules = [self.rule_names[code - 1] for code in self.reason[rows]]
+        return rows, rules, [self.details.get(row, RULES[rule][1]) for row, rule in zip(rows.tolist(), rules)]
+
+
+def _question_fields(raw: pa.Table) -> QuestionColumns:
+    """The chunk's columns as the contract reads them: ids trimmed, events with whitespace
+    folded, end_time as dates (null where the text names no calendar day)."""
+    given = QuestionColumns(raw)
+    for name, array in (
+        ("id", pc.utf8_trim_whitespace(given.column("id"))),
+        ("event", collapse_whitespace(given.column("event"))),
+        ("end_time", iso_dates(given.column("end_time"))),
+    ):
+        raw = raw.set_column(raw.schema.get_field_index(name), name, array)
+    return QuestionColumns(raw)
+
+
+def _source_rules(c: QuestionColumns, config: AuditConfig, verdicts: _Verdicts) -> None:
+    """What the source says of a row: its level, and whether it parsed into fields."""
     if config.levels is not None:
-        level = col("level")
+        level = c.column("level")
         selected = pa.array(list(config.levels), pa.int64())
         level_ok = _np(pc.or_kleene(pc.is_null(level), pc.is_in(level, value_set=selected)))
         levels = _np(pc.fill_null(level, -1))
-        flag("level_excluded", ~level_ok, lambda rows: [f"level {levels[r]} is not among the selected levels {list(config.levels)}" for r in rows])
-    parse_error = col("parse_error")
-    flag("unparseable", _np(parse_error.is_valid()), lambda rows: parse_error.take(pa.array(rows)).to_pylist())
+        verdicts.flag("level_excluded", ~level_ok, lambda rows: [f"level {levels[r]} is not among the selected levels {list(config.levels)}" for r in rows])
+    parse_error = c.column("parse_error")
+    verdicts.flag("unparseable", _np(parse_error.is_valid()), lambda rows: parse_error.take(pa.array(rows)).to_pylist())
 
-    ids = pc.utf8_trim_whitespace(col("id"))
-    flag("missing_id", _blank(col("id")))
-    event = _collapse_ws(col("event"))
-    flag("empty_event", _blank(col("event")))
-    end_time = iso_dates(col("end_time"))
-    flag("bad_end_time", _np(end_time.is_null()))
 
-    options_in = col("options")
-    n_options = _np(pc.fill_null(pc.list_value_length(options_in), 0))
-    flag("too_few_options", n_options < 2)
-    opt_flat = pc.list_flatten(options_in)
-    opt_parents = pc.list_parent_indices(options_in).to_numpy()
-    labels = _collapse_ws(opt_flat)
-    blank_row = np.zeros(n, dtype=bool)
-    blank_row[opt_parents[_blank(opt_flat)]] = True
-    flag("blank_option", blank_row)
-    folded = pc.utf8_lower(labels)
-    flag("duplicate_options", _rows_with_repeated_labels(folded, opt_parents, n))
-
-    answer_in = col("answer")
-    flag("empty_answer", _blank(answer_in))
-    indices, tokens_ok = _answer_indices(answer_in)
-    flag("answer_not_letters", ~tokens_ok)
-    idx_flat = indices.values.to_numpy()
-    idx_parents = pc.list_parent_indices(indices).to_numpy()
-    out_of_range = np.zeros(n, dtype=bool)
-    out_of_range[idx_parents[(idx_flat < 0) | (idx_flat >= n_options[idx_parents])]] = True
-    flag("answer_out_of_range", out_of_range)
-    answer, n_letters = _canonical_answer(indices)
-
-    # Question type: Yes/No options (any case) are yes_no; 2 named → binary_named; ≥3 → MC.
-    two = n_options == 2
-    label_starts = options_in.offsets.to_numpy()[:-1]
-    pair_starts = label_starts[two]
-    is_yes_no = np.zeros(n, dtype=bool)
-    is_yes_no[two] = _np(pc.fill_null(pc.and_(pc.equal(folded.take(pair_starts), "yes"), pc.equal(folded.take(pair_starts + 1), "no")), False))
-    type_code = np.where(is_yes_no, 0, np.where(two, 1, 2))
-    inferred = pa.array(list(QUESTION_TYPES)).take(pa.array(type_code))
-    given_type = col("question_type")
-    type_ok = _np(pc.or_kleene(pc.is_null(given_type), pc.equal(given_type, inferred)))
-    flag("question_type_mismatch", ~type_ok, lambda rows: [
-        f"question_type {g!r} does not fit {n_options[r]} option(s); expected {QUESTION_TYPES[type_code[r]]!r}"
-        for r, g in zip(rows, given_type.take(pa.array(rows)).to_pylist())
-    ])
-    derived_choice = pa.array(["single", "multi"]).take(pa.array((n_letters != 1).astype(np.int8)))
-    given_choice = col("choice_type")
-    choice_ok = _np(pc.or_kleene(pc.is_null(given_choice), pc.equal(given_choice, derived_choice)))
-    flag("choice_type_mismatch", ~choice_ok, lambda rows: [
-        f"choice_type {g!r} but the answer has {n_letters[r]} letter(s)"
-        for r, g in zip(rows, given_choice.take(pa.array(rows)).to_pylist())
-    ])
-
+def _leak_cues(c: QuestionColumns, config: AuditConfig, verdicts: _Verdicts) -> None:
+    """Wording that gives the outcome away: in the event, or in an option label."""
     pattern = _phrase_pattern(config.post_resolution_phrases)
     if pattern:
-        flag("post_resolution_wording", _np(pc.fill_null(pc.match_substring_regex(event, pattern), False)))
+        verdicts.flag("post_resolution_wording", _np(pc.fill_null(pc.match_substring_regex(c.column("event"), pattern), False)))
     markers = [m.strip().lower() for m in config.outcome_markers if m.strip()]
     if markers:
-        hit = np.zeros(len(folded), dtype=bool)
+        hit = np.zeros(len(c.folded_labels), dtype=bool)
         for marker in markers:
-            hit |= _np(pc.fill_null(pc.match_substring(folded, marker), False))
-        encoded = np.zeros(n, dtype=bool)
-        encoded[opt_parents[hit]] = True
-        flag("option_encodes_outcome", encoded)
+            hit |= _np(pc.fill_null(pc.match_substring(c.folded_labels, marker), False))
+        encoded = np.zeros(c.n_rows, dtype=bool)
+        encoded[c.label_rows[hit]] = True
+        verdicts.flag("option_encodes_outcome", encoded)
 
-    # Yes/No items get the canonical labels in place: their two labels sit at label_starts.
-    yes_no_at = label_starts[is_yes_no]
-    yes_no_slots = np.zeros(len(labels), dtype=bool)
+
+def _normalised(c: QuestionColumns) -> pa.Table:
+    """The chunk's rows in stored form: canonical answers, "Yes"/"No" as the labels of every
+    yes/no pair, the question type the options imply, and the choice type the source states
+    (else the one the answer implies). Rows that break a rule come out as junk; the caller
+    drops them."""
+    yes_no_at = c.label_starts[c.yes_no_pair]
+    yes_no_slots = np.zeros(len(c.labels), dtype=bool)
     yes_no_slots[yes_no_at] = yes_no_slots[yes_no_at + 1] = True
-    labels = pc.replace_with_mask(labels, pa.array(yes_no_slots), pa.array(["Yes", "No"]).take(pa.array(np.tile([0, 1], len(yes_no_at)))))
-    canonical_labels = pa.ListArray.from_arrays(options_in.offsets, labels) if len(options_in) else options_in
-    candidates = pa.table(
+    canonical = pa.array(list(YES_NO_OPTIONS)).take(pa.array(np.tile([0, 1], len(yes_no_at))))
+    labels = pc.replace_with_mask(c.labels, pa.array(yes_no_slots), canonical)
+    offsets = np.zeros(c.n_rows + 1, dtype=np.int32)
+    np.cumsum(c.n_options, out=offsets[1:])
+    return pa.table(
         {
-            "source_row": col("source_row"),
-            "id": ids,
-            "choice_type": derived_choice,
-            "question_type": inferred,
-            "event": event,
-            "options": canonical_labels,
-            "answer": answer,
-            "end_time": end_time,
+            "source_row": c.column("source_row"),
+            "id": c.column("id"),
+            "choice_type": c.filled_choice_type(),
+            "question_type": pa.array(list(QUESTION_TYPES)).take(pa.array(c.implied_question_type)),
+            "event": c.column("event"),
+            "options": pa.ListArray.from_arrays(pa.array(offsets), labels),
+            "answer": c.canonical_answer,
+            "end_time": c.column("end_time"),
         }
     )
-    passed = reason == 0
-    rejected = np.flatnonzero(~passed)
-    rules = [rule_names[code - 1] for code in reason[rejected]]
-    messages = [details.get(row, RULES[rule][1]) for row, rule in zip(rejected.tolist(), rules)]
-    return candidates.filter(pa.array(passed)), _quarantine_rows(raw, rejected, rules, messages)
+
+
+def _check_chunk(raw: pa.Table, config: AuditConfig) -> tuple[pa.Table, pa.Table]:
+    """Row-local rules over one chunk: (normalised rows that passed, quarantine rows)."""
+    raw = raw.combine_chunks()
+    c = _question_fields(raw)
+    verdicts = _Verdicts(raw.num_rows)
+    _source_rules(c, config, verdicts)
+    for rule in AUDITED_RULES:
+        verdicts.flag(rule.name, rule.failing(c), (lambda rows, rule=rule: rule.messages(c, rows)) if rule.describe else None)
+    _leak_cues(c, config, verdicts)
+    rejected, rules, messages = verdicts.rejections()
+    return _normalised(c).filter(pa.array(verdicts.passed)), _quarantine_rows(raw, rejected, rules, messages)
 
 
 def counts_by_type(questions: pa.Table) -> dict[str, int]:

@@ -10,7 +10,6 @@ so the DVC stages (``pipeline/``) and ``oracleproto build`` produce the same lay
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
@@ -28,15 +27,18 @@ from oracleproto.config import Audit, Ingest, Params
 from oracleproto.corpus import admit as adm
 from oracleproto.corpus.audit import AuditConfig, audit, quarantine_with_originals
 from oracleproto.corpus.sources import RAW_COLUMNS, SourceError, open_source
+from oracleproto.corpus.validation import check_questions
 from oracleproto.io import (
     atomic_path,
     json_text,
     read_parquet,
+    table_metadata,
     write_json,
     write_parquet,
     write_parquet_parts,
 )
 from oracleproto.parallel import ordered_map
+from oracleproto.prompts import prompt_templates_hash
 from oracleproto.schema import (
     ADMISSION_LOG_SCHEMA,
     QUARANTINE_SCHEMA,
@@ -50,20 +52,11 @@ QUESTIONS = Path("questions.parquet")
 QUARANTINE = Path("audit/quarantine.parquet")
 AUDIT_REPORT = Path("audit/report.json")
 SPLITS = Path("splits")
-TABLE_METADATA_KEY = b"oracleproto"
 
 
 def templates_hash(templates: Mapping[str, str] | None) -> str | None:
-    """sha256 of the flattened templates, ``key=value`` lines in key order (Table 22)."""
-    if not templates:
-        return None
-    return hashlib.sha256("\n".join(f"{k}={templates[k]}" for k in sorted(templates)).encode()).hexdigest()
-
-
-def table_metadata(path: str | Path) -> dict[str, Any]:
-    """The JSON metadata our writer stores in a parquet file's schema."""
-    meta = pq.read_schema(path).metadata or {}
-    return json.loads(meta.get(TABLE_METADATA_KEY, b"{}"))
+    """The prompt templates' hash (Table 22), None when the source carries none."""
+    return prompt_templates_hash(templates) if templates else None
 
 
 # ---------------------------------------------------------------------------------------- ingest
@@ -126,12 +119,6 @@ def _originals(raw_path: Path, source_rows: pa.Array) -> dict[int, dict[str, Any
     return found
 
 
-def _validate(questions: pa.Table) -> None:
-    from oracleproto.corpus.validation import check_questions
-
-    check_questions(questions)
-
-
 def audit_config(params: Params) -> AuditConfig:
     """The audit section plus the ingest levels (the level rule is applied by the audit)."""
     return AuditConfig(levels=params.ingest.levels, **params.audit.fields_of(Audit))
@@ -156,14 +143,12 @@ def run_audit(raw_dir: Path, config: AuditConfig, out: Path) -> dict[str, Any]:
     }
     # Three things at once (parquet encoding, pyarrow kernels and the re-read release the
     # GIL): questions.parquet is encoded into a staged file that becomes questions.parquet
-    # only once validation has passed; pandera's import (≈0.5 s; only this stage validates)
-    # and the validation run on another thread; the main thread re-reads the quarantined
-    # rows' originals. (Importing pandera while the raw table is still held would push the
-    # stage's peak RSS over 1.5 GiB at 1M rows.)
+    # only once validation against the question contract has passed; the validation runs
+    # on another thread; the main thread re-reads the quarantined rows' originals.
     with atomic_path(out / QUESTIONS) as staged, ThreadPoolExecutor(max_workers=2) as pool:
         # audit() returns the questions in QUESTION_SORT order already.
         written = pool.submit(write_parquet, result.questions, staged, QUESTION_SCHEMA, metadata=metadata)
-        validated = pool.submit(_validate, result.questions)
+        validated = pool.submit(check_questions, result.questions)
         quarantine = quarantine_with_originals(result.quarantine, _originals(raw_path, result.quarantine.column("source_row")))
         validated.result()
         written.result()
@@ -251,4 +236,4 @@ def build(params: Params, out: Path) -> dict[str, Any]:
     return {"audit": report, "admission": summary}
 
 
-__all__ = ["build", "ingest", "run_audit", "run_admit", "table_metadata", "templates_hash", "json_text"]
+__all__ = ["build", "ingest", "run_audit", "run_admit", "templates_hash", "json_text"]

@@ -43,8 +43,8 @@ from oracleproto.config import (
 )
 from oracleproto.errors import OracleProtoError
 from oracleproto.io import (
-    METADATA_KEY,
     read_parquet,
+    table_metadata,
     write_json,
     write_parquet,
     write_text,
@@ -61,6 +61,7 @@ from oracleproto.prompts import (
     render_user_prompt,
     templates_from_schema,
 )
+from oracleproto.schema import RL_SCHEMA, SFT_SCHEMA
 from oracleproto.scoring import exam_scores
 from oracleproto.tools import WEB_SEARCH, WEB_SEARCH_TOOL
 
@@ -69,82 +70,7 @@ ROLES = ("system", "user", "assistant", "tool")
 ABILITY = "forecasting"
 REWARD_STYLE = "rule"
 
-JSON_TYPE = pa.json_()
-TOOL_CALL_TYPE = pa.struct(
-    [
-        ("id", pa.string()),
-        ("type", pa.string()),
-        ("function", pa.struct([("name", pa.string()), ("arguments", JSON_TYPE)])),
-    ]
-)
-MESSAGE_TYPE = pa.struct(
-    [
-        ("role", pa.string()),
-        ("content", pa.string()),
-        ("tool_calls", pa.list_(TOOL_CALL_TYPE)),
-        ("tool_call_id", pa.string()),
-        ("name", pa.string()),
-    ]
-)
-PROMPT_MESSAGE_TYPE = pa.struct([("role", pa.string()), ("content", pa.string())])
-RETRIEVED_DOC_TYPE = pa.struct([("url", pa.string()), ("sha256", pa.string())])
-
-SFT_SCHEMA = pa.schema(
-    [
-        pa.field("messages", pa.list_(MESSAGE_TYPE), nullable=False),
-        pa.field("tools", pa.list_(JSON_TYPE), nullable=False),
-        pa.field("model", pa.string(), nullable=False),
-        pa.field("q_id", pa.string(), nullable=False),
-        pa.field("trial", pa.int64(), nullable=False),
-        pa.field("question_type", pa.string(), nullable=False),
-        pa.field("choice_type", pa.string(), nullable=False),
-        pa.field("answer", pa.string(), nullable=False),
-        pa.field("pred", pa.string(), nullable=False),
-        pa.field("exam_score", pa.float64(), nullable=False),
-        pa.field("cutoff", pa.date32()),
-        pa.field("prediction_cutoff", pa.date32()),
-        pa.field("end_time", pa.date32()),
-        pa.field("split", pa.string()),
-        pa.field("detector_verdicts", pa.list_(pa.list_(pa.string())), nullable=False),
-        pa.field("retrieved_docs", pa.list_(RETRIEVED_DOC_TYPE), nullable=False),
-        pa.field("raw_tool_arguments", pa.list_(pa.string()), nullable=False),
-        pa.field("schema_violations", pa.list_(pa.string()), nullable=False),
-    ]
-)
 SFT_SORT = ("model", "q_id", "trial")
-
-RL_EXTRA_INFO_TYPE = pa.struct(
-    [
-        ("split", pa.string()),
-        ("index", pa.int64()),
-        ("q_id", pa.string()),
-        ("question_type", pa.string()),
-        ("choice_type", pa.string()),
-        ("options", pa.list_(pa.string())),
-        ("end_time", pa.string()),
-        ("prediction_cutoff", pa.string()),
-        ("cutoff", pa.string()),
-        # verl's multi-turn rollouts create each tool with these kwargs: the search tool is
-        # given χ (end_date) by the trainer, exactly as the harness injects it
-        ("tools_kwargs", pa.struct([(WEB_SEARCH, pa.struct([("create_kwargs", pa.struct([("end_date", pa.string())]))]))])),
-    ]
-)
-RL_SCHEMA = pa.schema(
-    [
-        pa.field("data_source", pa.string(), nullable=False),
-        pa.field("prompt", pa.list_(PROMPT_MESSAGE_TYPE), nullable=False),
-        pa.field("ability", pa.string(), nullable=False),
-        pa.field("reward_model", pa.struct([("style", pa.string()), ("ground_truth", pa.string())]), nullable=False),
-        pa.field("extra_info", RL_EXTRA_INFO_TYPE, nullable=False),
-        pa.field("q_id", pa.string(), nullable=False),
-        pa.field("question_type", pa.string(), nullable=False),
-        pa.field("choice_type", pa.string(), nullable=False),
-        pa.field("options", pa.list_(pa.string()), nullable=False),
-        pa.field("answer", pa.string(), nullable=False),
-        pa.field("cutoff", pa.date32(), nullable=False),
-        pa.field("tools", pa.list_(JSON_TYPE), nullable=False),  # OpenAI function format; [] when closed-book
-    ]
-)
 RL_SORT = ("cutoff", "q_id")
 
 # Trial columns the SFT export reads.
@@ -629,8 +555,7 @@ def export_settings(params: Params) -> ExportSettings:
 
 
 def _split_delta_days(path: Path) -> int:
-    meta = json.loads((pq.read_schema(path).metadata or {}).get(METADATA_KEY, b"{}"))
-    delta = meta.get("delta_days")
+    delta = table_metadata(path).get("delta_days")
     if not isinstance(delta, int):
         raise ExportError(f"{path}: schema metadata has no integer delta_days (written by the admit stage)")
     return delta

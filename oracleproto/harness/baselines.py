@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from oracleproto.letters import answer_indices, format_answer, letter
+from oracleproto.letters import answer_indices, format_answer
 
 NEGATION_LABELS = frozenset({"no", "none", "none of the above", "neither", "nobody", "no one", "not"})
 
@@ -122,5 +122,4 @@ def baseline_indices(
 
 
 def baseline_reply(name: str, question_type: str, options: Sequence[str], indices: Sequence[int]) -> str:
-    labels = ", ".join(f"{letter(i)}" for i in sorted(indices))
-    return f"Baseline forecaster '{name}' (no reasoning, no search) picks {labels}.\n{boxed_answer(question_type, options, indices)}"
+    return f"Baseline forecaster '{name}' (no reasoning, no search) picks {format_answer(indices)}.\n{boxed_answer(question_type, options, indices)}"

@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from oracleproto.corpus.validation import validate_questions
 from oracleproto.errors import OracleProtoError
 from oracleproto.harness.react import TrialQuestion
 from oracleproto.harness.replay import canonical_json
@@ -23,7 +24,9 @@ from oracleproto.prompts import (
     prompt_templates_hash,
     templates_from_schema,
 )
-from oracleproto.schema import CHOICE_TYPES, QUESTION_SCHEMA, QUESTION_TYPES
+from oracleproto.schema import QUESTION_SCHEMA, TABLE_METADATA_KEY
+
+FAILURES_NAMED = 5  # failures quoted when a question table is refused
 
 
 class EvaluationError(OracleProtoError, ValueError):
@@ -49,32 +52,24 @@ class QuestionRecord:
 
 
 def question_records(table: pa.Table, source: str) -> list[QuestionRecord]:
-    """Rows of a question table, checked for what evaluation relies on, sorted by id."""
+    """Rows of a question table, checked against the question contract, sorted by id."""
     missing = [name for name in QUESTION_SCHEMA.names if name not in table.column_names]
     if missing:
         raise EvaluationError(f"{source}: question table lacks column(s) {missing}")
+    table = table.select(QUESTION_SCHEMA.names)
+    failures = validate_questions(table)
+    if failures:
+        named = "\n  ".join(str(failure) for failure in failures[:FAILURES_NAMED])
+        more = f"\n  … and {len(failures) - FAILURES_NAMED} more" if len(failures) > FAILURES_NAMED else ""
+        raise EvaluationError(f"{source}: question table breaks the question contract ({len(failures)} failure(s)):\n  {named}{more}")
     try:
-        table = table.select(QUESTION_SCHEMA.names).cast(QUESTION_SCHEMA.remove_metadata())
+        table = table.cast(QUESTION_SCHEMA.remove_metadata())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise EvaluationError(f"{source}: columns do not match the question schema: {exc}") from exc
-    records = []
-    seen: set[str] = set()
-    for index, row in enumerate(table.to_pylist()):
-        where = f"{source}: row {index} (id {row['id']!r})"
-        if row["id"] in seen:
-            raise EvaluationError(f"{where}: duplicate id")
-        seen.add(row["id"])
-        if row["question_type"] not in QUESTION_TYPES:
-            raise EvaluationError(f"{where}: question_type {row['question_type']!r} is not one of {QUESTION_TYPES}")
-        if row["choice_type"] not in CHOICE_TYPES:
-            raise EvaluationError(f"{where}: choice_type {row['choice_type']!r} is not one of {CHOICE_TYPES}")
-        if len(row["options"]) < 2:
-            raise EvaluationError(f"{where}: needs at least 2 options")
-        records.append(
-            QuestionRecord(
-                row["id"], row["question_type"], row["choice_type"], row["event"], tuple(row["options"]), row["answer"], row["end_time"]
-            )
-        )
+    records = [
+        QuestionRecord(row["id"], row["question_type"], row["choice_type"], row["event"], tuple(row["options"]), row["answer"], row["end_time"])
+        for row in table.to_pylist()
+    ]
     return sorted(records, key=lambda r: r.q_id)
 
 
@@ -99,7 +94,7 @@ class QuestionSet:
             templates, from_corpus = templates_from_schema(table.schema)
         except TemplateError as exc:
             raise EvaluationError(f"{path}: {exc}") from exc
-        raw_meta = (table.schema.metadata or {}).get(b"oracleproto")
+        raw_meta = (table.schema.metadata or {}).get(TABLE_METADATA_KEY)
         metadata_hash = None
         if raw_meta is not None:
             try:

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.config import Publish
-from oracleproto.corpus.build import table_metadata
-from oracleproto.io import SourceReadError, read_parquet
+from oracleproto.io import SourceReadError, read_parquet, table_metadata
 from oracleproto.layout import (
     EXPORT_SUMMARY,
     SPLITS,

@@ -15,8 +15,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from oracleproto.contract import QuestionColumns, failing_rows, rules_reading
 from oracleproto.schema import CHOICE_TYPES, CUTOFF_SKIP, ERROR_KINDS, QUESTION_TYPES
 from oracleproto.scoring.sets import letter_set_codes, letter_set_masks
+
+# The question columns a trial row carries, and the contract rules that read only them.
+QUESTION_COLUMNS = ("question_type", "choice_type", "options", "answer")
+QUESTION_RULES = rules_reading(QUESTION_COLUMNS)
 
 
 def _bools(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -137,25 +142,27 @@ class TrialColumns:
         return _bools(self.table["options"].is_valid())
 
     @cached_property
-    def _joined_options(self) -> tuple[np.ndarray, np.ndarray]:
-        """(code of each row's label list, -1 where options is null or holds a null label;
-        whether a present list holds a null label). Lists are compared through their labels
-        joined by the unit separator together with their length."""
+    def options_code(self) -> np.ndarray:
+        """Code of each row's label list, -1 where options is null or holds a null label.
+        Lists are compared through their labels joined by the unit separator together with
+        their length."""
         joined = pc.binary_join(self.table["options"], "\x1f")  # null if any label is null
         codes = pc.dictionary_encode(joined)
-        out = np.concatenate(
+        return np.concatenate(
             [chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64) for chunk in codes.chunks]
             or [np.zeros(0, dtype=np.int64)]
         )
-        return out, self.options_present & (out < 0)
 
-    @property
-    def options_code(self) -> np.ndarray:
-        return self._joined_options[0]
-
-    @property
-    def has_null_label(self) -> np.ndarray:
-        return self._joined_options[1]
+    @cached_property
+    def question_rule_failures(self) -> dict[str, np.ndarray]:
+        """Rule name → failing rows, for the question-contract rules (QUESTION_RULES). A
+        question is judged once, on the first row of its q_id, and every row of the q_id
+        shows the verdict (a row that differs from that first row breaks the scorer's own
+        question_fields_agree); cells that are null are left to the not-null check."""
+        first_rows = np.unique(self.first_row_of_question)
+        questions = QuestionColumns(self.table.select(list(QUESTION_COLUMNS)).take(pa.array(first_rows)))
+        position = np.searchsorted(first_rows, self.first_row_of_question)
+        return {name: failing[position] for name, failing in failing_rows(questions, QUESTION_RULES, present_only=True).items()}
 
     @cached_property
     def canonical_order(self) -> np.ndarray:

@@ -16,9 +16,10 @@ import numpy as np
 import pyarrow as pa
 
 from oracleproto.config import Bucket
+from oracleproto.contract import MAX_OPTIONS
 from oracleproto.schema import CHOICE_TYPES, QUESTION_TYPES
 from oracleproto.scoring.columns import trial_columns
-from oracleproto.scoring.sets import MAX_OPTIONS, lowest_letter, set_size
+from oracleproto.scoring.sets import lowest_letter, set_size
 from oracleproto.scoring.trial_scores import (
     TVERSKY_ALPHA,
     TVERSKY_BETA,

@@ -13,32 +13,41 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from oracleproto.letters import letter, split_answer
+from oracleproto.contract import MAX_OPTIONS
+from oracleproto.letters import AnswerFormatError, answer_indices, format_answer, parse_answers
 
-MAX_OPTIONS = 64  # one uint64 word per letter set
 INVALID = np.uint64(0)  # the mask of an unparseable string (a real set is never empty)
 
 
 def parse_letter_set(text: str) -> int | None:
-    """Bit mask of a letter string ("A, C" or looser "A,C"), None if any token is not a letter
-    of the first MAX_OPTIONS or the string has no letter."""
-    tokens = split_answer(text)
-    if not tokens:
+    """Bit mask of an answer string ("A, C"; read by :mod:`oracleproto.letters`), None if it
+    is not letters or names a letter beyond the first MAX_OPTIONS."""
+    try:
+        indices = answer_indices(text)
+    except AnswerFormatError:
         return None
-    mask = 0
-    for token in tokens:
-        if len(token) != 1:
-            return None
-        index = ord(token) - ord("A")
-        if not 0 <= index < MAX_OPTIONS:
-            return None
-        mask |= 1 << index
-    return mask
+    if indices[-1] >= MAX_OPTIONS:
+        return None
+    return sum(1 << i for i in indices)
 
 
 def format_letter_set(mask: int) -> str:
-    """Canonical answer string of a mask: letters in option order joined by ", "."""
-    return ", ".join(letter(i) for i in range(MAX_OPTIONS) if mask >> i & 1)
+    """Canonical answer string of a mask."""
+    return format_answer(i for i in range(MAX_OPTIONS) if mask >> i & 1)
+
+
+def _masks_of_strings(strings: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(mask, valid) of each string, parsed as one column by the answer grammar."""
+    parsed = parse_answers(strings)
+    indices = pc.list_flatten(parsed.indices).to_numpy()
+    rows = pc.list_parent_indices(parsed.indices).to_numpy()
+    in_range = (indices >= 0) & (indices < MAX_OPTIONS)
+    valid = parsed.well_formed.copy()
+    valid[rows[~in_range]] = False
+    masks = np.zeros(len(strings), dtype=np.uint64)
+    np.bitwise_or.at(masks, rows[in_range], np.left_shift(np.uint64(1), indices[in_range].astype(np.uint64)))
+    masks[~valid] = INVALID
+    return masks, valid
 
 
 def _as_string_array(values: pa.Array | pa.ChunkedArray | Sequence[str | None] | np.ndarray) -> pa.Array:
@@ -67,15 +76,15 @@ def letter_set_codes(
         empty = np.zeros(0, dtype=bool)
         return np.zeros(0, dtype=np.uint64), empty, empty, np.zeros(0, dtype=np.int64)
     encoded = pc.dictionary_encode(array)
-    dictionary = encoded.dictionary.to_pylist()
-    parsed = [parse_letter_set(text) for text in dictionary]
-    dict_valid = np.array([m is not None for m in parsed] + [False], dtype=bool)
-    dict_masks = np.array([0 if m is None else m for m in parsed] + [0], dtype=np.uint64)
+    n_distinct = len(encoded.dictionary)
+    masks, valid = _masks_of_strings(encoded.dictionary)
+    # nulls take a sentinel slot appended at the end of the dictionary
+    dict_valid = np.append(valid, False)
+    dict_masks = np.append(masks, INVALID)
     _, dict_code = np.unique(dict_masks, return_inverse=True)
     dict_code = np.where(dict_valid, dict_code.ravel(), -1)
-    # nulls take the sentinel slot appended at the end of the dictionary
-    codes = encoded.indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False).astype(np.int64)
-    present = codes < len(dictionary)
+    codes = encoded.indices.fill_null(n_distinct).to_numpy(zero_copy_only=False).astype(np.int64)
+    present = codes < n_distinct
     return dict_masks[codes], present, dict_valid[codes], dict_code[codes]
 
 

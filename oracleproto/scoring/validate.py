@@ -1,10 +1,11 @@
 """The scorer's input contract: ``TrialSchema`` (pandera, pyarrow backend) and its rules.
 
 Each rule is a vectorised function of the table's shared encodings
-(:class:`~oracleproto.scoring.columns.TrialColumns`) returning the mask of failing rows;
-the pandera model runs them as dataframe checks, and :func:`validate_trials` turns any
-failure into one clear error that names the rule, the field and the first offending rows
-by (model, q_id, trial).
+(:class:`~oracleproto.scoring.columns.TrialColumns`) returning the mask of failing rows:
+the trial rules below, and the question contract's rules (:mod:`oracleproto.contract`) on
+the question columns each trial row carries, under the contract's names. The pandera model
+runs them as dataframe checks, and :func:`validate_trials` turns any failure into one clear
+error that names the rule, the field and the first offending rows by (model, q_id, trial).
 """
 
 from __future__ import annotations
@@ -17,15 +18,11 @@ import pandera.pyarrow as ppa
 import pyarrow as pa
 from pandera.errors import SchemaErrors
 
+from oracleproto import contract
 from oracleproto.errors import OracleProtoError
-from oracleproto.schema import (
-    CHOICE_TYPES,
-    ERROR_KINDS,
-    QUESTION_TYPES,
-    TRIAL_CORE_SCHEMA,
-)
-from oracleproto.scoring.columns import TrialColumns, trial_columns
-from oracleproto.scoring.sets import MAX_OPTIONS, full_mask, set_size
+from oracleproto.schema import ERROR_KINDS, TRIAL_CORE_SCHEMA
+from oracleproto.scoring.columns import QUESTION_RULES, TrialColumns, trial_columns
+from oracleproto.scoring.sets import full_mask
 
 BELIEF_FIELD = pa.field("belief", pa.list_(pa.float64()))
 MAX_ROWS_NAMED = 3  # offending rows quoted per rule
@@ -37,18 +34,6 @@ class TrialTableError(OracleProtoError, ValueError):
 
 # ---------------------------------------------------------------------------------------
 # Rules: each returns the mask of failing rows (nulls only ever fail `not_null`)
-
-
-def _outside_options(masks: np.ndarray, n_options: np.ndarray) -> np.ndarray:
-    return (masks & ~full_mask(np.clip(n_options, 0, MAX_OPTIONS))) != 0
-
-
-def question_type_known(c: TrialColumns) -> np.ndarray:
-    return c.question_type == -2
-
-
-def choice_type_known(c: TrialColumns) -> np.ndarray:
-    return c.choice_type == -2
 
 
 def error_kind_known(c: TrialColumns) -> np.ndarray:
@@ -63,34 +48,6 @@ def cost_non_negative(c: TrialColumns) -> np.ndarray:
     return ~(np.isfinite(c.cost) & (c.cost >= 0))
 
 
-def options_count(c: TrialColumns) -> np.ndarray:
-    return c.options_present & ((c.n_options < 2) | (c.n_options > MAX_OPTIONS) | c.has_null_label)
-
-
-def options_match_question_type(c: TrialColumns) -> np.ndarray:
-    two_way = (c.question_type == QUESTION_TYPES.index("yes_no")) | (c.question_type == QUESTION_TYPES.index("binary_named"))
-    choice = c.question_type == QUESTION_TYPES.index("multiple_choice")
-    return c.options_present & ((two_way & (c.n_options != 2)) | (choice & (c.n_options < 3)))
-
-
-def answer_is_letter_set(c: TrialColumns) -> np.ndarray:
-    _, present, valid = c.answer
-    return present & ~valid
-
-
-def answer_within_options(c: TrialColumns) -> np.ndarray:
-    masks, _, valid = c.answer
-    return valid & c.options_present & _outside_options(masks, c.n_options)
-
-
-def choice_type_matches_answer(c: TrialColumns) -> np.ndarray:
-    masks, _, valid = c.answer
-    single = set_size(masks) == 1
-    says_single = c.choice_type == CHOICE_TYPES.index("single")
-    says_multi = c.choice_type == CHOICE_TYPES.index("multi")
-    return valid & ((says_single & ~single) | (says_multi & single))
-
-
 def pred_is_letter_set(c: TrialColumns) -> np.ndarray:
     _, present, valid = c.pred
     return present & ~valid
@@ -98,7 +55,7 @@ def pred_is_letter_set(c: TrialColumns) -> np.ndarray:
 
 def pred_within_options(c: TrialColumns) -> np.ndarray:
     masks, _, valid = c.pred
-    return valid & c.options_present & _outside_options(masks, c.n_options)
+    return valid & c.options_present & ((masks & ~full_mask(np.clip(c.n_options, 0, contract.MAX_OPTIONS))) != 0)
 
 
 def pred_null_when_error(c: TrialColumns) -> np.ndarray:
@@ -153,18 +110,21 @@ class Rule:
     failing: Callable[[TrialColumns], np.ndarray]
 
 
+def _question_rule(rule: contract.Rule) -> Rule:
+    """A rule of the question contract, judged on the question columns of the trial rows."""
+
+    def failing(c: TrialColumns) -> np.ndarray:
+        return c.question_rule_failures[rule.name]
+
+    return Rule(rule.name, rule.field, rule.message, failing)
+
+
 RULES: tuple[Rule, ...] = (
-    Rule("question_type_known", "question_type", f"question_type is one of {', '.join(QUESTION_TYPES)}", question_type_known),
-    Rule("choice_type_known", "choice_type", f"choice_type is one of {', '.join(CHOICE_TYPES)}", choice_type_known),
     Rule("error_kind_known", "error", f"error is null or one of {', '.join(ERROR_KINDS)}", error_kind_known),
     Rule("trial_positive", "trial", "trial is a 1-based index (>= 1)", trial_positive),
     Rule("cost_non_negative", "cost_usd", "cost_usd is finite and >= 0", cost_non_negative),
-    Rule("options_count", "options", f"options has 2 to {MAX_OPTIONS} non-null labels", options_count),
-    Rule("options_match_question_type", "options", "yes_no and binary_named have 2 options, multiple_choice >= 3", options_match_question_type),
-    Rule("answer_is_letter_set", "answer", "answer is letters joined by ', ' (e.g. 'A' or 'A, C')", answer_is_letter_set),
-    Rule("answer_within_options", "answer", "answer uses only letters of the question's options", answer_within_options),
-    Rule("choice_type_matches_answer", "choice_type", "choice_type is 'single' iff the answer has exactly one letter", choice_type_matches_answer),
-    Rule("pred_is_letter_set", "pred", "pred is null or letters joined by ', '", pred_is_letter_set),
+    *(_question_rule(rule) for rule in QUESTION_RULES),
+    Rule("pred_is_letter_set", "pred", "pred is null or option letters like 'A' or 'A, C'", pred_is_letter_set),
     Rule("pred_within_options", "pred", "pred uses only letters of the question's options", pred_within_options),
     Rule("pred_null_when_error", "pred", "pred is null on rows with an error (no answer was produced)", pred_null_when_error),
     Rule("belief_matches_options", "belief", "belief is null or one probability in [0, 1] per option", belief_matches_options),

@@ -52,7 +52,7 @@ def test_validate_reports_failure_cases(tmp_path):
     bad.write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = runner.invoke(app, ["validate", str(bad)])
     assert result.exit_code == 1
-    assert "row 1 (id 'b') column 'answer': failed answer_letters_within_options value 'Q'" in result.output
+    assert "row 1 (id 'b') column 'answer': failed answer_out_of_range value 'Q'" in result.output
 
 
 def test_validate_names_a_date_that_does_not_exist(tmp_path):
@@ -61,7 +61,7 @@ def test_validate_names_a_date_that_does_not_exist(tmp_path):
     bad.write_text(json.dumps({**row, "end_time": "2025-02-30"}) + "\n")
     result = runner.invoke(app, ["validate", str(bad)])
     assert result.exit_code == 1
-    assert "row 0 (id 'feb') column 'end_time': failed iso_calendar_date value '2025-02-30'" in result.output
+    assert "row 0 (id 'feb') column 'end_time': failed bad_end_time value '2025-02-30'" in result.output
 
 
 def test_help_has_examples():

@@ -53,6 +53,7 @@ def test_every_rule_quarantines_with_its_reason():
         "empty_event": q(event=" "),
         "bad_end_time": q(end_time="next Tuesday"),
         "too_few_options": q(options=["Only"]),
+        "too_many_options": q(options=[f"o{i}" for i in range(65)]),
         "blank_option": q(options=["a", " ", "c"]),
         "duplicate_options": q(options=["Paris", "paris ", "Rome"]),
         "empty_answer": q(answer=""),
@@ -94,6 +95,23 @@ def test_impossible_calendar_days_are_quarantined_not_rolled_over():
     result, quarantined = _rules([q(id="feb30", end_time="2025-02-30"), q(id="apr31", end_time="2025-04-31"), q(id="leap", end_time="2024-02-29")])
     assert quarantined == {"feb30": "bad_end_time", "apr31": "bad_end_time"}
     assert result.questions.column("end_time").to_pylist() == [dt.date(2024, 2, 29)]
+
+
+def test_multi_answer_with_one_gold_letter_is_kept_as_multi():
+    result, quarantined = _rules([
+        q(id="stated", event="Which one?", options=["x", "y", "z"], answer="B", choice_type="multi"),
+        q(id="unstated", event="Which two?", options=["x", "y", "z"], answer="B"),
+        q(id="single", event="Which three?", options=["x", "y", "z"], answer="B", choice_type="single"),
+    ])
+    assert quarantined == {}
+    assert {r["id"]: r["choice_type"] for r in result.questions.to_pylist()} == {"stated": "multi", "unstated": "single", "single": "single"}
+    assert validate_questions(result.questions) == []
+
+
+def test_sixty_four_options_pass_and_their_last_letter_is_written_canonically():
+    result, quarantined = _rules([q(options=[f"o{i}" for i in range(64)], answer="\x80, A")])
+    assert quarantined == {}
+    assert result.questions.column("answer").to_pylist() == ["A, \x80"]
 
 
 def test_counts_by_type_keys():

@@ -20,7 +20,7 @@ from oracleproto.prompts import (
     ProtocolSwitches,
     render_user_prompt,
 )
-from oracleproto.schema import QUESTION_SCHEMA, TRIAL_SCHEMA
+from oracleproto.schema import QUESTION_SCHEMA, RL_SCHEMA, SFT_SCHEMA, TRIAL_SCHEMA
 from oracleproto.tools import WEB_SEARCH_TOOL
 
 TAU = dt.date(2026, 3, 12)
@@ -157,7 +157,7 @@ def test_sft_rows_carry_typed_messages_and_provenance(trials):
     assert row["detector_verdicts"] == [["keep", "drop"]]
     doc_hash = hashlib.sha256(ex.json_canonical(DOC).encode()).hexdigest()
     assert row["retrieved_docs"] == [{"url": DOC["url"], "sha256": doc_hash}]
-    assert sft.schema == ex.SFT_SCHEMA
+    assert sft.schema == SFT_SCHEMA
 
 
 def refused(trace_rows: list[dict], reason: str) -> list[dict]:
@@ -314,7 +314,7 @@ def test_rl_rows_follow_the_verl_schema_with_evaluation_prompts():
     renderer = ex.user_prompt_renderer(DEFAULT_TEMPLATES, max_steps=6, max_search_calls=4, protocols=ProtocolSwitches())
     rows = ex.rl_rows(questions_table(), KAPPA, "train", 2, renderer)
     table = ex.rl_table(rows)
-    assert table.schema == ex.RL_SCHEMA
+    assert table.schema == RL_SCHEMA
     first, second = table.to_pylist()
     assert first["q_id"] == "q1" and second["q_id"] == "q2"
     assert first["data_source"] == "oracleproto/cutoff-2025-09-29"

@@ -18,6 +18,7 @@ from oracleproto.harness.questions import EvalJob, EvaluationError, QuestionSet
 from oracleproto.harness.runstore import RunStore, RunStoreError
 from oracleproto.harness.settings import Budgets, EvalSettings, ModelSpec, SettingsError
 from oracleproto.io import write_parquet
+from oracleproto.letters import letters
 from oracleproto.prompts import BELIEF_PROTOCOL, ProtocolSwitches, text_hash16
 from oracleproto.schema import QUESTION_SCHEMA, TRIAL_SCHEMA
 from oracleproto.scoring.scorer import score_file, summary
@@ -355,7 +356,7 @@ def test_bad_question_table_is_a_clear_error(tmp_path):
     table = make_questions(3)
     table = table.set_column(table.column_names.index("question_type"), "question_type", pa.array(["yes_no", "numeric", "yes_no"]))
     pq.write_table(table, path)
-    with pytest.raises(EvaluationError, match=r"row 1 \(id 'q01'\): question_type 'numeric'"):
+    with pytest.raises(EvaluationError, match=r"row 1 \(id 'q01'\) column 'question_type': failed question_type_mismatch value 'numeric'"):
         QuestionSet.load(path)
     pq.write_table(make_questions(3).drop(["answer"]), path)
     with pytest.raises(EvaluationError, match="lacks column"):
@@ -397,7 +398,7 @@ class SearchThenBelieve(SearchThenAnswer):
         if message.get("content"):
             # one key per option letter (the outcomes block; yes/no and binary have two), summing to 1
             n = len(re.findall(r"^[A-Z]\. ", first_user_text(body), flags=re.M)) or 2
-            probabilities = {chr(65 + i): 0.6 if i == 0 else 0.4 / (n - 1) for i in range(n)}
+            probabilities = {symbol: 0.6 if i == 0 else 0.4 / (n - 1) for i, symbol in enumerate(letters(n))}
             message["content"] = f"<belief>{json.dumps({'probabilities': probabilities})}</belief> " + message["content"]
         return reply
 

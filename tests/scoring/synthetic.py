@@ -6,7 +6,7 @@ import random
 
 import pyarrow as pa
 
-from oracleproto.letters import format_answer
+from oracleproto.letters import answer_indices, format_answer
 
 ERRORS = ("network", "rate_limit", "server_5xx", "unknown")
 
@@ -27,7 +27,7 @@ def random_question(rng: random.Random, q_id: str) -> dict:
 
 def random_pred(rng: random.Random, question: dict) -> str:
     k = len(question["options"])
-    gold = [ord(t) - 65 for t in question["answer"].split(", ")]
+    gold = answer_indices(question["answer"])
     if rng.random() < 0.4:
         chosen = set(gold) if rng.random() < 0.6 else set(rng.sample(gold, rng.randint(1, len(gold))))
     else:

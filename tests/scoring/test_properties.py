@@ -7,7 +7,7 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracleproto.letters import format_answer
+from oracleproto.letters import answer_indices, format_answer
 from oracleproto.scoring.scorer import score_table, summary
 
 OUTCOMES = ("pred", "pred", "pred", "parse_failure", "network", "skipped_training_cutoff")
@@ -87,7 +87,7 @@ def test_invariant_to_adding_another_models_rows(rows_a, rows_b):
     rows_b = [dict(r, **{key: questions_of_a[r["q_id"]][key] for key in ("question_type", "choice_type", "options", "answer")})
               if r["q_id"] in questions_of_a else r for r in rows_b]
     rows_b = [dict(r, belief=None) if r.get("belief") is not None and len(r["belief"]) != len(r["options"]) else r for r in rows_b]
-    rows_b = [dict(r, pred=None) if r["pred"] and max(ord(t) - 65 for t in r["pred"].split(", ")) >= len(r["options"]) else r for r in rows_b]
+    rows_b = [dict(r, pred=None) if r["pred"] and max(answer_indices(r["pred"])) >= len(r["options"]) else r for r in rows_b]
     alone = scored(rows_a)["a"]
     together = scored(rows_a + rows_b)["a"]
     # the crowd baseline is the only metric defined by the other models

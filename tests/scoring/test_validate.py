@@ -34,19 +34,23 @@ def error_of(rows) -> str:
     [
         ([row(), row()], "trial", "unique_trial"),
         ([row(pred="D")], "pred", "pred_within_options"),
-        ([row(answer="A, E", choice_type="multi")], "answer", "answer_within_options"),
-        ([row(answer="A, B")], "choice_type", "choice_type_matches_answer"),
-        ([row(choice_type="multi")], "choice_type", "choice_type_matches_answer"),
+        ([row(answer="A, E", choice_type="multi")], "answer", "answer_out_of_range"),
+        ([row(answer="A, B")], "choice_type", "choice_type_mismatch"),
         ([row(error="timeout", pred=None)], "error", "error_kind_known"),
-        ([row(question_type="numeric")], "question_type", "question_type_known"),
-        ([row(choice_type="several")], "choice_type", "choice_type_known"),
+        ([row(question_type="numeric")], "question_type", "question_type_mismatch"),
+        ([row(choice_type="several")], "choice_type", "choice_type_mismatch"),
         ([row(trial=0)], "trial", "trial_positive"),
         ([row(cost_usd=-1.0)], "cost_usd", "cost_non_negative"),
         ([row(cost_usd=float("nan"))], "cost_usd", "cost_non_negative"),
-        ([row(options=["a"], question_type="yes_no", answer="A")], "options", "options_count"),
-        ([row(options=["a", None, "c"])], "options", "options_count"),
-        ([row(question_type="yes_no")], "options", "options_match_question_type"),
-        ([row(answer="first")], "answer", "answer_is_letter_set"),
+        ([row(options=["a"], question_type="yes_no", answer="A")], "options", "too_few_options"),
+        ([row(options=[f"o{i}" for i in range(65)])], "options", "too_many_options"),
+        ([row(options=["a", None, "c"])], "options", "blank_option"),
+        ([row(options=["a", "A", "c"])], "options", "duplicate_options"),
+        ([row(question_type="yes_no")], "question_type", "question_type_mismatch"),
+        ([row(question_type="yes_no", options=["yes", "no"])], "options", "yes_no_labels_not_canonical"),
+        ([row(answer="first")], "answer", "answer_not_letters"),
+        ([row(answer=" ")], "answer", "empty_answer"),
+        ([row(answer="B, A", choice_type="multi")], "answer", "answer_not_canonical"),
         ([row(pred="A or B")], "pred", "pred_is_letter_set"),
         ([row(pred="A", error="network")], "pred", "pred_null_when_error"),
         ([row(), row(trial=2, model="n", answer="B")], "q_id", "question_fields_agree"),
@@ -64,12 +68,27 @@ def test_each_rule_names_row_model_q_id_trial_field_and_rule(rows, field, rule):
 
 def test_every_rule_is_exercised_above():
     exercised = {
-        "unique_trial", "pred_within_options", "answer_within_options", "choice_type_matches_answer",
-        "error_kind_known", "question_type_known", "choice_type_known", "trial_positive", "cost_non_negative",
-        "options_count", "options_match_question_type", "answer_is_letter_set", "pred_is_letter_set",
-        "pred_null_when_error", "question_fields_agree", "belief_matches_options",
+        "unique_trial", "pred_within_options", "answer_out_of_range", "choice_type_mismatch", "error_kind_known",
+        "question_type_mismatch", "trial_positive", "cost_non_negative", "too_few_options", "too_many_options",
+        "blank_option", "duplicate_options", "yes_no_labels_not_canonical", "answer_not_letters", "empty_answer",
+        "answer_not_canonical", "pred_is_letter_set", "pred_null_when_error", "question_fields_agree",
+        "belief_matches_options",
     }
     assert {rule.name for rule in RULES} == exercised
+
+
+def test_multi_answer_question_with_one_gold_letter_is_scored_as_a_set():
+    rows = [row(choice_type="multi", trial=1, pred="A"), row(choice_type="multi", trial=2, pred="A, B")]
+    result = score_table(pa.Table.from_pylist(rows), n_bootstrap=0)
+    assert result.value("n_trials", "m") == 2
+    assert result.value("exam_mc_multi", "m") == 0.5  # exactly the gold letter: 1; with an extra letter: 0
+    assert result.value("exam_mc_single", "m") is None
+
+
+def test_a_table_of_sixty_four_options_is_accepted():
+    options = [f"o{i}" for i in range(64)]
+    table = validate_trials(pa.Table.from_pylist([row(options=options, answer="\x80", pred="\x80")]))
+    assert score_table(table, n_bootstrap=0).value("exam_mc_single", "m") == 1.0
 
 
 def test_duplicates_name_both_rows_and_count_the_rest():

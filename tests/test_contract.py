@@ -1,0 +1,122 @@
+"""The question contract: each rule fails on its own tiny case and nowhere else."""
+
+import datetime as dt
+
+import pyarrow as pa
+import pytest
+
+from oracleproto.contract import (
+    AUDITED_RULES,
+    MAX_OPTIONS,
+    RULES,
+    QuestionColumns,
+    failing_rows,
+    rules_reading,
+    table_failures,
+)
+
+VALID = {
+    "id": "q", "choice_type": "single", "question_type": "multiple_choice", "event": "Which?",
+    "options": ["x", "y", "z"], "answer": "B", "end_time": dt.date(2025, 1, 1),
+}
+
+
+def _columns(*rows: dict) -> QuestionColumns:
+    return QuestionColumns(pa.Table.from_pylist([{**VALID, **row} for row in rows]))
+
+
+CASES = {
+    "missing_id": {"id": " "},
+    "empty_event": {"event": ""},
+    "bad_end_time": {"end_time": None},
+    "too_few_options": {"options": ["x"], "answer": "A"},
+    "too_many_options": {"options": [f"o{i}" for i in range(MAX_OPTIONS + 1)]},
+    "blank_option": {"options": ["x", "  ", "z"]},
+    "duplicate_options": {"options": ["Paris", " paris", "Rome"]},
+    "empty_answer": {"answer": " "},
+    "answer_not_letters": {"answer": "B or C"},
+    "answer_out_of_range": {"answer": "D"},
+    "answer_not_canonical": {"answer": "C, B", "choice_type": "multi"},
+    "question_type_mismatch": {"question_type": "binary_named"},
+    "yes_no_labels_not_canonical": {"question_type": "yes_no", "options": ["yes", "NO"], "answer": "A"},
+    "choice_type_mismatch": {"answer": "A, B"},
+}
+
+
+def test_every_rule_has_a_case():
+    assert set(CASES) | {"duplicate_id"} == {rule.name for rule in RULES}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_rule_fails_only_its_own_case(name):
+    failing = failing_rows(_columns(VALID, {"id": "other", **CASES[name]}))
+    assert {rule: mask.tolist() for rule, mask in failing.items() if mask.any()} == {name: [False, True]}
+
+
+def test_duplicate_ids_fail_after_their_first_holder():
+    failing = failing_rows(_columns({"id": "a"}, {"id": "b"}, {"id": "a", "event": "Other?"}))
+    assert failing["duplicate_id"].tolist() == [False, False, True]
+
+
+@pytest.mark.parametrize(
+    ("choice_type", "answer", "fails"),
+    [("single", "B", False), ("multi", "B", False), ("multi", "A, C", False), ("single", "A, C", True), ("several", "B", True)],
+)
+def test_single_is_one_gold_letter_and_multi_one_or_more(choice_type, answer, fails):
+    assert failing_rows(_columns({"choice_type": choice_type, "answer": answer}))["choice_type_mismatch"].tolist() == [fails]
+
+
+def test_sixty_four_options_and_their_last_letter_are_in_range():
+    columns = _columns({"options": [f"o{i}" for i in range(MAX_OPTIONS)], "answer": "\x80"})
+    assert not any(mask.any() for mask in failing_rows(columns).values())
+
+
+def test_question_types_follow_the_options():
+    columns = _columns(
+        {"question_type": "yes_no", "options": ["Yes", "No"], "answer": "A"},
+        {"question_type": "binary_named", "options": ["Red", "Blue"], "answer": "A"},
+        {"question_type": "binary_named", "options": ["Yes", "No"], "answer": "A"},
+        {"question_type": "multiple_choice", "options": ["Red", "Blue"], "answer": "A"},
+        {"question_type": "numeric"},
+    )
+    assert failing_rows(columns)["question_type_mismatch"].tolist() == [False, False, True, True, True]
+    assert columns.implied_question_type.tolist() == [0, 1, 0, 1, 2]
+
+
+def test_messages_word_the_failure_per_row():
+    columns = _columns({"choice_type": "single", "answer": "A, C"}, {"question_type": "yes_no"})
+    choice = next(rule for rule in RULES if rule.name == "choice_type_mismatch")
+    question = next(rule for rule in RULES if rule.name == "question_type_mismatch")
+    assert choice.messages(columns, [0]) == ["choice_type 'single' but the answer has 2 letter(s)"]
+    assert question.messages(columns, [1]) == ["question_type 'yes_no' does not fit 3 option(s); expected 'multiple_choice'"]
+
+
+def test_present_only_leaves_empty_cells_to_the_caller():
+    columns = _columns({"answer": None}, {"options": None})
+    assert failing_rows(columns)["empty_answer"].tolist() == [True, False]
+    judged = failing_rows(columns, present_only=True)
+    assert not judged["empty_answer"].any() and not judged["too_few_options"].any() and not judged["answer_out_of_range"].any()
+
+
+def test_the_audit_quarantines_under_every_rule_but_the_stored_form():
+    assert [rule.name for rule in RULES if rule not in AUDITED_RULES] == ["answer_not_canonical", "yes_no_labels_not_canonical", "duplicate_id"]
+
+
+def test_a_trial_table_carries_the_option_and_answer_rules_only():
+    names = {rule.name for rule in rules_reading(("question_type", "choice_type", "options", "answer"))}
+    assert names == {rule.name for rule in RULES} - {"missing_id", "empty_event", "bad_end_time", "duplicate_id"}
+
+
+def test_filled_choice_type_keeps_what_the_source_states():
+    columns = QuestionColumns(pa.table({"choice_type": pa.array([None, None, "multi"], pa.string()), "answer": ["A", "A, B", "A"], "options": [["x", "y"]] * 3}))
+    assert columns.filled_choice_type().to_pylist() == ["single", "multi", "multi"]
+
+
+def test_a_table_checked_in_chunks_gets_the_verdicts_of_one_pass():
+    rows = [VALID, {"id": "b", **CASES["duplicate_options"]}, {"id": "q", "event": "Again?"}, {"id": "c", **CASES["choice_type_mismatch"]}]
+    table = pa.Table.from_pylist([{**VALID, **row} for row in rows])
+    whole = failing_rows(QuestionColumns(table))
+    chunked = table_failures(table, chunk_rows=1)
+    assert list(chunked) == list(whole)
+    assert {name: mask.tolist() for name, mask in chunked.items()} == {name: mask.tolist() for name, mask in whole.items()}
+    assert chunked["duplicate_id"].tolist() == [False, False, True, False]  # found across chunks
