@@ -31,7 +31,11 @@ import pyarrow as pa
 from bm25s.stopwords import STOPWORDS_EN
 
 from oracleproto.errors import OracleProtoError
-from oracleproto.harness.detector import LeakDetector, published_date_verdict, screened_outcome
+from oracleproto.harness.detector import (
+    LeakDetector,
+    published_date_verdict,
+    screened_outcome,
+)
 from oracleproto.harness.replay import CallCache, CallContext
 from oracleproto.harness.search import (
     SearchHit,
