@@ -1,0 +1,88 @@
+"""``oracleproto leak-audit sample|report|bench`` and ``oracleproto probe``: leakage measured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from oracleproto.cli.app import app, fail
+
+leak_audit = typer.Typer(
+    name="leak-audit",
+    help=(
+        "Measure how much leakage gets through: sample a run's search results by layer into a\n"
+        "label sheet, report leak rates with Wilson intervals from the labelled sheet, and\n"
+        "bench a detector layer on the shipped labelled set.\n\n"
+        "Examples:\n\n"
+        "  oracleproto leak-audit sample --run runs/gpt41 --per-layer 40 --seed 0 --out audit/sheet.csv\n\n"
+        "  oracleproto leak-audit report --sheet audit/sheet.csv --out audit/\n\n"
+        "  oracleproto leak-audit bench --set data/leak_audit/audit_set.jsonl --detector heuristic"
+    ),
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(leak_audit, name="leak-audit")
+
+
+@leak_audit.command(
+    epilog=(
+        "Examples:\n\n"
+        "  oracleproto leak-audit sample --run runs/gpt41 --per-layer 40 --seed 0 --out audit/sheet.csv\n\n"
+        "  oracleproto leak-audit sample --run data/eval --per-layer 100 --seed 7 --out sheet.csv   # bigger sample, other draw\n\n"
+        "Layers: dropped_by_date_filter (published after χ, undated, or masked by the archive), dropped_by_heuristic "
+        "(a date after χ in the text), dropped_by_detector (the LLM detector said drop or failed), shown_to_model. "
+        "Fill the label column with leak, clean or unsure (a document leaks iff it states or implies an outcome or "
+        "event after χ, scheduled and speculated ones included); the gold answer is never in the sheet."
+    )
+)
+def sample(
+    run: Path = typer.Option(..., help="Run folder written by `oracleproto evaluate --out` (its trials.parquet)."),
+    per_layer: int = typer.Option(..., min=1, help="Results drawn per layer (all of a layer when it has fewer)."),
+    seed: int = typer.Option(0, help="Seed of the draw: the same run, seed and size give the same sheet."),
+    out: Path = typer.Option(..., help="Label sheet to write (.csv)."),
+) -> None:
+    """Draw a seeded sample of RUN's search results, stratified by layer, into a label sheet."""
+    from oracleproto.errors import OracleProtoError
+    from oracleproto.leakaudit.sample import write_sheet
+
+    try:
+        counts = write_sheet(run, per_layer, seed, out)
+    except OracleProtoError as exc:
+        fail(str(exc))
+        return
+    for layer, (sampled, population) in counts.items():
+        typer.echo(f"{layer}: {sampled} of {population}")
+    typer.echo(f"wrote {sum(s for s, _ in counts.values())} rows to {out}; fill the label column (leak | clean | unsure)")
+
+
+@leak_audit.command(
+    epilog=(
+        "Examples:\n\n"
+        "  oracleproto leak-audit report --sheet audit/sheet.csv --out audit/\n\n"
+        "  oracleproto leak-audit report --sheet audit/sheet.csv --run runs/gpt41 --out audit/   # also re-draw from the run and compare\n\n"
+        "A sheet whose rows no longer hash to its audit_hash column (rows added, removed or moved between layers) is refused."
+    )
+)
+def report(
+    sheet: Path = typer.Option(..., help="Label sheet written by `leak-audit sample`, with its label column filled."),
+    out: Path = typer.Option(..., help="Folder for report.json and report.md."),
+    run: Optional[Path] = typer.Option(None, help="The run the sheet was drawn from: check the sheet is exactly its sample."),
+) -> None:
+    """Leak rate per layer, residual leak rate on shown_to_model, each filter's precision and recall."""
+    from oracleproto.errors import OracleProtoError
+    from oracleproto.leakaudit.report import (
+        audit_summary_markdown,
+        build_report,
+        write_report,
+    )
+
+    try:
+        result = build_report(sheet, run)
+        write_report(result, out)
+    except OracleProtoError as exc:
+        fail(str(exc))
+        return
+    typer.echo(audit_summary_markdown(result).replace("**", ""))
+    typer.echo(f"wrote {out}/report.json and {out}/report.md")
