@@ -86,3 +86,41 @@ def report(
         return
     typer.echo(audit_summary_markdown(result).replace("**", ""))
     typer.echo(f"wrote {out}/report.json and {out}/report.md")
+
+
+@leak_audit.command(
+    name="bench",
+    epilog=(
+        "Examples:\n\n"
+        "  oracleproto leak-audit bench --set data/leak_audit/audit_set.jsonl --detector heuristic\n\n"
+        "  DETECTOR_BASE_URL=https://openrouter.ai/api/v1 DETECTOR_API_KEY=... DETECTOR_MODEL=qwen/qwen3.5-flash \\\n"
+        "    oracleproto leak-audit bench --set data/leak_audit/audit_set.jsonl --detector llm --cache bench/detector-calls.sqlite\n\n"
+        "  oracleproto leak-audit bench --set data/leak_audit/audit_set.jsonl --detector llm --cache bench/detector-calls.sqlite "
+        "--cache-mode replay --detector-model qwen/qwen3.5-flash   # offline, no key: the recorded figure again\n\n"
+        "  oracleproto leak-audit bench --set data/leak_audit/audit_set.jsonl --detector heuristic+llm --cache c.sqlite --out bench/   # the pipeline of detector mode llm"
+    ),
+)
+def bench_command(
+    set_path: Path = typer.Option(..., "--set", help="Labelled set of (document, χ) pairs (.jsonl), e.g. data/leak_audit/audit_set.jsonl."),
+    detector: str = typer.Option(..., help="Layer to score: heuristic | llm | heuristic+llm."),
+    cache: Optional[Path] = typer.Option(None, help="Call cache of the LLM detector's verdicts (needed for llm layers)."),
+    cache_mode: str = typer.Option("record", help="record (call what is not cached) | replay (offline, no key) | off."),
+    detector_model: Optional[str] = typer.Option(None, help="Detector model (default: DETECTOR_MODEL)."),
+    undated: str = typer.Option("drop", help="What the heuristic does with an undated page: drop | keep."),
+    out: Optional[Path] = typer.Option(None, help="Folder for bench.json and bench.md."),
+) -> None:
+    """Precision, recall and residual leak rate (Wilson 95 %) of a detector layer on a labelled set."""
+    from oracleproto.errors import OracleProtoError
+    from oracleproto.io import write_json, write_text
+    from oracleproto.leakaudit.bench import bench, bench_lines, bench_markdown
+
+    try:
+        result = bench(set_path, detector, undated=undated, cache_path=cache, cache_mode=cache_mode, detector_model=detector_model)
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            write_json(result, out / "bench.json")
+            write_text(bench_markdown(result), out / "bench.md")
+    except (OracleProtoError, ValueError) as exc:
+        fail(str(exc))
+        return
+    typer.echo("\n".join(bench_lines(result)))
