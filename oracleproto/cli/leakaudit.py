@@ -124,3 +124,48 @@ def bench_command(
         fail(str(exc))
         return
     typer.echo("\n".join(bench_lines(result)))
+
+
+@app.command(
+    epilog=(
+        "Examples:\n\n"
+        "  OPENAI_BASE_URL=https://openrouter.ai/api/v1 OPENAI_API_KEY=... oracleproto probe --model openai/gpt-4.1 "
+        "--questions data/questions.parquet --cutoff 2024-06 --out probes/gpt41\n\n"
+        "  oracleproto probe --model openai/gpt-4.1 --questions data/questions.parquet --out probes/gpt41 "
+        "--cache replay            # offline, no key: the recorded answers again\n\n"
+        "  oracleproto probe --model baseline:uniform --questions data/questions.parquet --cutoff 2024-12 --out probes/chance"
+        "   # a chance forecaster: not flagged\n\n"
+        "The disclosed cutoff comes from --cutoff, else from params admit.models. Writes OUT/report.json, OUT/report.md, "
+        "OUT/accuracy_by_month.svg and the closed-book run in OUT/run (resumable; calls in OUT/run/calls.sqlite)."
+    )
+)
+def probe(
+    model: str = typer.Option(..., help="Model slug (an API model via OPENAI_BASE_URL / OPENAI_API_KEY, or baseline:… / scripted:…)."),
+    questions: Path = typer.Option(..., help="Resolved questions (.parquet or .jsonl, seven columns) on both sides of the cutoff."),
+    out: Path = typer.Option(..., help="Output folder."),
+    cutoff: Optional[str] = typer.Option(None, help="Disclosed knowledge cutoff κ, YYYY-MM-DD or YYYY-MM (default: params admit.models)."),
+    trials: int = typer.Option(1, min=1, help="Closed-book trials per question."),
+    cache: str = typer.Option("record", help="Call cache: record | replay (offline, no key) | off."),
+    cache_file: Optional[Path] = typer.Option(None, help="Call cache file (default OUT/run/calls.sqlite)."),
+    seed: int = typer.Option(0, help="Seed (baseline:uniform's draws)."),
+    params: Optional[Path] = typer.Option(None, help="Params file for admit.models (default: ./params.yaml if present)."),
+) -> None:
+    """Closed-book forecasts around MODEL's disclosed cutoff: accuracy by month, effective cutoff, flag."""
+    from oracleproto.errors import OracleProtoError
+    from oracleproto.harness.evaluate import EvaluationAborted
+    from oracleproto.leakaudit.probe import run_probe
+    from oracleproto.params import load_params, section
+
+    try:
+        disclosed = cutoff or (section(load_params(params), "admit").get("models") or {}).get(model)
+        if disclosed is None:
+            raise ValueError(f"model {model!r} has no disclosed cutoff: give --cutoff or list it under admit.models")
+        report = run_probe(model, questions, disclosed, out, trials=trials, cache_mode=cache, cache_path=cache_file, seed=seed)
+    except (OracleProtoError, EvaluationAborted, ValueError) as exc:
+        fail(str(exc))
+        return
+    typer.echo(
+        f"{model}: disclosed cutoff {report['disclosed_cutoff']}, change point {report['change_point_month'] or 'none'}, "
+        f"effective cutoff {report['effective_cutoff'] or 'none detected'}; {'FLAGGED' if report['flagged'] else 'not flagged'}"
+    )
+    typer.echo(f"wrote {out}/report.json, {out}/report.md and {out}/accuracy_by_month.svg")

@@ -71,3 +71,8 @@ def test_stratum_counts_are_checked():
     with pytest.raises(ValueError):
         Stratum(10, 3, 2)
     assert math.isfinite(stratified_share({"a": Stratum(3, 1, 3)}, ["a"]).estimate)
+
+
+@pytest.mark.parametrize("n", [1, 7, 10, 240])
+def test_the_interval_holds_the_rate_exactly_at_zero_and_one(n):
+    assert wilson_interval(n, n)[1] == 1.0 and wilson_interval(0, n)[0] == 0.0
