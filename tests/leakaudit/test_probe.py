@@ -137,7 +137,7 @@ def test_probe_is_closed_book_and_writes_report_plot_and_run(probes):
 
 
 def test_replay_through_the_cli_gives_the_same_report_offline(probes, questions_path):
-    out, reports, _ = probes
+    out, _, _ = probes
     folder = out / "knows-2025-06"
     done = runner.invoke(
         app, ["probe", "--model", "lab/knows-2025-06", "--questions", str(questions_path), "--cutoff", "2024-12", "--out", str(out / "replay"),
