@@ -110,6 +110,8 @@ def sheet_rows(results: RunResults, sample: Sequence[AuditedResult], seed: int, 
 def write_sheet(run_dir: str | os.PathLike[str], per_layer: int, seed: int, out: str | os.PathLike[str]) -> dict[str, tuple[int, int]]:
     """Draw the sample of ``run_dir`` and write its label sheet; ``{layer: (sampled, population)}``."""
     results = run_results(run_dir)
+    if not any(results.populations.values()):
+        raise LeakAuditError(f"{run_dir}: no trial of this run searched, so there is nothing to audit")
     sample = draw_sample(results, per_layer, seed)
     write_csv(SHEET_COLUMNS, sheet_rows(results, sample, seed, per_layer), out)
     sampled = {layer: sum(1 for r in sample if r.layer == layer) for layer in LAYERS}

@@ -12,6 +12,8 @@ import csv
 import datetime as dt
 import json
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
@@ -175,3 +177,26 @@ def test_a_sheet_checked_against_another_draw_is_refused(planted_run):
         writer.writerows(rows)
     done = runner.invoke(app, ["leak-audit", "report", "--sheet", str(sheet), "--run", str(tmp / "run"), "--out", str(tmp / "x")])
     assert done.exit_code == 1 and "error:" in done.output
+
+
+def test_a_sheet_checked_against_a_different_run_is_refused(planted_run, tmp_path):
+    tmp, _ = planted_run
+    sheet = tmp_path / "sheet.csv"
+    runner.invoke(app, ["leak-audit", "sample", "--run", str(tmp / "run"), "--per-layer", "5", "--out", str(sheet)])
+    other = tmp_path / "other-run"
+    other.mkdir()
+    table = pq.read_table(tmp / "run" / "trials.parquet")
+    pq.write_table(table.slice(1), other / "trials.parquet")
+    done = runner.invoke(app, ["leak-audit", "report", "--sheet", str(sheet), "--run", str(other), "--out", str(tmp_path / "r")])
+    assert done.exit_code == 1 and "is not the run this sheet was drawn from" in done.output
+
+
+def test_bad_runs_are_one_error_line(tmp_path):
+    missing = runner.invoke(app, ["leak-audit", "sample", "--run", str(tmp_path), "--per-layer", "5", "--out", str(tmp_path / "s.csv")])
+    assert missing.exit_code == 1 and missing.output == f"error: {tmp_path}: no trials.parquet (give the folder `oracleproto evaluate --out` wrote)\n"
+    rows = [{"model": "baseline:first", "q_id": "q1", "trial": 1, "search_calls": None, "messages": "[]"}]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "trials.parquet")
+    nothing = runner.invoke(app, ["leak-audit", "sample", "--run", str(tmp_path), "--per-layer", "5", "--out", str(tmp_path / "s.csv")])
+    assert nothing.exit_code == 1 and "no trial of this run searched" in nothing.output
+    no_sheet = runner.invoke(app, ["leak-audit", "report", "--sheet", str(tmp_path / "none.csv"), "--out", str(tmp_path)])
+    assert no_sheet.exit_code == 1 and no_sheet.output.startswith("error: cannot read sheet")
