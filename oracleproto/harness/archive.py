@@ -8,6 +8,10 @@ Documents without a ``published_date`` are excluded by the hard filter: an archi
 curated data, so an undated document is treated as unsafe rather than passed on as
 "unknown". Documents with no query term in common (score 0) are not results.
 
+For the leak audit, each search also records the documents the hard filter withheld from
+its top R (``masked_results`` in the audit, with the verdict ``drop:published_after_cutoff:…``
+or ``drop:undated``): they are what the date filter kept from the model.
+
 The index is built once per process per archive file (keyed by path, size and mtime)
 and shared. Runs on an archive are free and reproducible, so searches are not put in the
 call cache; the leak detector's calls on archive hits still are.
@@ -27,7 +31,11 @@ import pyarrow as pa
 from bm25s.stopwords import STOPWORDS_EN
 
 from oracleproto.errors import OracleProtoError
-from oracleproto.harness.detector import LeakDetector, screened_outcome
+from oracleproto.harness.detector import (
+    LeakDetector,
+    published_date_verdict,
+    screened_outcome,
+)
 from oracleproto.harness.replay import CallCache, CallContext
 from oracleproto.harness.search import (
     SearchHit,
@@ -67,17 +75,31 @@ class ArchiveIndex:
 
     def search(self, query: str, end_date: date, k: int) -> list[tuple[int, float]]:
         """Top ``k`` (row, score) among documents dated <= ``end_date`` with score > 0."""
+        return self.search_with_masked(query, end_date, k)[0]
+
+    def search_with_masked(
+        self, query: str, end_date: date, k: int
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """:meth:`search`, and the documents the date mask withheld: those of the top ``k``
+        of the same search without the mask that are undated or dated after ``end_date``."""
         if self.retriever is None:
-            return []
+            return [], []
         token_ids = self.retriever.get_tokens_ids(query_tokens(query))
         if not token_ids:
-            return []
+            return [], []
         scores = self.retriever.get_scores_from_ids(token_ids)
         admissible = ~np.isnat(self.published) & (self.published <= np.datetime64(end_date, "D"))
-        rows = np.flatnonzero(admissible & (scores > 0))
-        # Rows are in doc_id order, so a stable sort on -score breaks ties by doc_id.
-        ranked = rows[np.argsort(-scores[rows], kind="stable")][:k]
-        return [(int(row), round(float(scores[row]), SCORE_DECIMALS)) for row in ranked]
+        matching = scores > 0
+        unmasked = _top(np.flatnonzero(matching), scores, k)
+        masked = [(row, score) for row, score in unmasked if not admissible[row]]
+        return _top(np.flatnonzero(admissible & matching), scores, k), masked
+
+
+def _top(rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The ``k`` best ``rows`` by score; rows are in doc_id order, so a stable sort on
+    -score breaks ties by doc_id."""
+    ranked = rows[np.argsort(-scores[rows], kind="stable")][:k]
+    return [(int(row), round(float(scores[row]), SCORE_DECIMALS)) for row in ranked]
 
 
 def query_tokens(text: str) -> list[str]:
@@ -165,25 +187,35 @@ class ArchiveBackend:
 
     async def search(self, query: str, end_date: date, context: CallContext) -> SearchOutcome:
         cutoff = check_end_date(end_date)
-        index = self._index
-        limit = self.settings.raw_content_max_chars
-        hits = [
-            SearchHit(
-                title=index.titles[row],
-                url=index.urls[row],
-                content=truncate(index.contents[row], limit) or "",
-                published_date=str(index.published[row]),
-                score=score,
-            )
-            for row, score in index.search(query, cutoff, self.settings.max_results)
-        ]
+        found, withheld = self._index.search_with_masked(query, cutoff, self.settings.max_results)
+        hits = [self._hit(row, score) for row, score in found]
+        masked = [(hit, _mask_verdict(hit, cutoff)) for hit in (self._hit(row, score) for row, score in withheld)]
         return await screened_outcome(
             query, cutoff, hits, None, settings=self.settings, detector=self._detector, context=context,
-            audit={"backend": self.name, "faults": [], "error_kind": None},
+            audit={"backend": self.name, "faults": [], "error_kind": None}, masked=masked,
+        )
+
+    def _hit(self, row: int, score: float) -> SearchHit:
+        index = self._index
+        published = index.published[row]
+        return SearchHit(
+            title=index.titles[row],
+            url=index.urls[row],
+            content=truncate(index.contents[row], self.settings.raw_content_max_chars) or "",
+            published_date=None if np.isnat(published) else str(published),
+            score=score,
         )
 
     async def aclose(self) -> None:
         """Nothing to release: the index is shared by the process."""
+
+
+def _mask_verdict(hit: SearchHit, cutoff: date) -> str:
+    """The hard filter's verdict in the heuristic's words (undated: dropped whatever the
+    undated policy, see the module docstring)."""
+    verdict = published_date_verdict(hit.published_date, cutoff, undated="drop")
+    assert verdict is not None, "the hard filter withholds only undated documents and those dated after χ"
+    return verdict
 
 
 @register_backend("archive")

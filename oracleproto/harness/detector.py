@@ -248,19 +248,23 @@ def parse_published_date(value: str) -> date | None:
         return None
 
 
+def published_date_verdict(published_date: str | None, cutoff: date, undated: str = "drop") -> str | None:
+    """The date-metadata part of the heuristic: ``drop:<reason>`` for a result published
+    after χ (or with no readable date, under ``undated="drop"``), None when its date passes."""
+    published_text = (published_date or "").strip()
+    if not published_text:
+        return "drop:undated" if undated == "drop" else None
+    published = parse_published_date(published_text)
+    if published is None:
+        return "drop:unreadable_published_date" if undated == "drop" else None
+    return f"drop:published_after_cutoff:{published.isoformat()}" if published > cutoff else None
+
+
 def heuristic_verdict(hit: SearchHit, cutoff: date, undated: str = "drop") -> str:
     """``keep`` or ``drop:<reason>`` for one result (dates only; no call, no cost)."""
-    published_text = (hit.published_date or "").strip()
-    if not published_text:
-        if undated == "drop":
-            return "drop:undated"
-    else:
-        published = parse_published_date(published_text)
-        if published is None:
-            if undated == "drop":
-                return "drop:unreadable_published_date"
-        elif published > cutoff:
-            return f"drop:published_after_cutoff:{published.isoformat()}"
+    dated = published_date_verdict(hit.published_date, cutoff, undated)
+    if dated is not None:
+        return dated
     for name in _SCANNED_FIELDS:
         mention = first_date_after(getattr(hit, name) or "", cutoff)
         if mention is not None:
@@ -475,8 +479,15 @@ async def screen(
     detector: LeakDetector | None,
     context: CallContext,
     undated: str = "drop",
+    masked: Sequence[tuple[SearchHit, str]] = (),
 ) -> Screened:
-    """Run the layers of ``mode`` over raw results; the audit keeps raw order and length."""
+    """Run the layers of ``mode`` over raw results; the audit keeps raw order and length.
+
+    For the leak audit the audit also carries what the model was *not* shown, as it would
+    have read it: ``dropped_results`` (each result a layer dropped, with its raw index) and
+    ``masked_results`` (``masked``: results the backend's own date mask withheld, with the
+    verdict it gave them).
+    """
     n_raw = len(hits)
     heuristic: list[str] | None = None
     verdicts: list[ItemVerdict | None] = [None] * n_raw
@@ -506,6 +517,8 @@ async def screen(
         "detector_latency_ms": max((v.latency_ms for v in judged), default=0) if mode == "llm" else None,
         "detector_error_kind": next((v.error_kind for v in judged if v.error_kind), None),
         "answer_cleared": answer is not None and answer_kept is None,
+        "dropped_results": [{"index": i, **hit.to_payload()} for i, hit in enumerate(hits) if not kept_mask[i]],
+        "masked_results": [{"verdict": verdict, **hit.to_payload()} for hit, verdict in masked],
     }
     return Screened(hits=kept, answer=answer_kept, audit=audit, cost_usd=sum(v.cost_usd for v in judged))
 
@@ -521,10 +534,13 @@ async def screened_outcome(
     context: CallContext,
     audit: Mapping[str, Any],
     cost_usd: float = 0.0,
+    masked: Sequence[tuple[SearchHit, str]] = (),
 ) -> SearchOutcome:
-    """A backend's successful search, after the leak-detection layers its settings name."""
+    """A backend's successful search, after the leak-detection layers its settings name
+    (``masked``: what the backend's date mask withheld, recorded for the leak audit)."""
     screened = await screen(
-        hits, answer, cutoff, mode=settings.detector_mode, detector=detector, context=context, undated=settings.undated
+        hits, answer, cutoff, mode=settings.detector_mode, detector=detector, context=context, undated=settings.undated,
+        masked=masked,
     )
     return SearchOutcome(
         query=query,

@@ -98,6 +98,16 @@ def test_heuristic_layer_runs_on_archive_hits(tmp_path):
     assert sorted(out.audit["heuristic_verdicts"]) == ["drop:date_after_cutoff:content:April 2, 2025", "keep"]
 
 
+def test_documents_the_date_mask_withheld_from_the_top_r_are_recorded(archive):
+    out = search(backend(archive, max_results=3), "interest rates")
+    masked = {m["url"]: m["verdict"] for m in out.audit["masked_results"]}
+    # unmasked, the top 3 are d2 (after χ), d3 (undated) and d1: two of them withheld
+    assert masked == {"https://a/2": "drop:published_after_cutoff:2025-03-05", "https://a/3": "drop:undated"}
+    undated = next(m for m in out.audit["masked_results"] if m["url"] == "https://a/3")
+    assert "published_date" not in undated and undated["content"] == "Interest rates, interest rates."
+    assert search(backend(archive, max_results=3), "interest rates", date(2025, 3, 5)).audit["masked_results"][0]["url"] == "https://a/3"
+
+
 def test_searches_are_deterministic(archive):
     b = backend(archive)
     assert search(b, "interest rates").to_search_call() == search(b, "interest rates").to_search_call()

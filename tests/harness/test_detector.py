@@ -20,6 +20,7 @@ from oracleproto.harness.detector import (
     heuristic_verdict,
     parse_published_date,
     parse_verdict,
+    published_date_verdict,
     render_detector_message,
     screen,
 )
@@ -387,6 +388,32 @@ def test_mode_llm_judges_only_what_passed_the_heuristic_and_keeps_raw_order():
     assert len(audit["published_dates"]) == len(audit["heuristic_verdicts"]) == 4
     assert audit["detector_error_kind"] is None and isinstance(audit["detector_latency_ms"], int)
     assert out.cost_usd == pytest.approx(0.0002)
+
+
+def test_the_audit_keeps_each_dropped_result_as_the_model_would_have_read_it():
+    with OpenAIServer(judge_by_marker) as server:
+        out = run_screen(RAW, "llm", detector=detector_for(server))
+    dropped = out.audit["dropped_results"]
+    assert [d["index"] for d in dropped] == [1, 2, 3]
+    assert dropped[0] == {"index": 1, **RAW[1].to_payload()}
+    assert out.audit["masked_results"] == []
+    # the kept result is in the tool payload, not repeated in the audit
+    assert all(d["title"] != "A calm market" for d in dropped)
+
+
+def test_results_a_backend_masked_are_recorded_with_their_verdict():
+    masked = [(hit(title="Later page", published="2025-06-01"), "drop:published_after_cutoff:2025-06-01")]
+    out = asyncio.run(screen(RAW[:1], None, CHI, mode="off", detector=None, context=CONTEXT, masked=masked))
+    assert out.audit["masked_results"] == [{"verdict": "drop:published_after_cutoff:2025-06-01", **masked[0][0].to_payload()}]
+    assert out.audit["dropped_results"] == [] and out.hits == RAW[:1]
+
+
+def test_published_date_verdict_is_the_date_part_of_the_heuristic():
+    assert published_date_verdict("2025-06-01", CHI) == "drop:published_after_cutoff:2025-06-01"
+    assert published_date_verdict(None, CHI) == "drop:undated"
+    assert published_date_verdict(None, CHI, undated="keep") is None
+    assert published_date_verdict("someday", CHI) == "drop:unreadable_published_date"
+    assert published_date_verdict(CHI.isoformat(), CHI) is None
 
 
 def test_answer_survives_only_a_clean_pass():
