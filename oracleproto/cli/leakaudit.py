@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from oracleproto.cli.app import app, fail
+from oracleproto.cli.app import app, fail, user_errors
 
 leak_audit = typer.Typer(
     name="leak-audit",
@@ -148,22 +148,19 @@ def probe(
     cache: str = typer.Option("record", help="Call cache: record | replay (offline, no key) | off."),
     cache_file: Optional[Path] = typer.Option(None, help="Call cache file (default OUT/run/calls.sqlite)."),
     seed: int = typer.Option(0, help="Seed (baseline:uniform's draws)."),
-    params: Optional[Path] = typer.Option(None, help="Params file for admit.models (default: ./params.yaml if present)."),
+    params: Optional[Path] = typer.Option(None, help="Params file for the model's cutoff under models (default: ./params.yaml if present)."),
 ) -> None:
     """Closed-book forecasts around MODEL's disclosed cutoff: accuracy by month, effective cutoff, flag."""
-    from oracleproto.errors import OracleProtoError
-    from oracleproto.harness.evaluate import EvaluationAborted
+    from oracleproto.config import load_params
+    from oracleproto.errors import ConfigError
     from oracleproto.leakaudit.probe import run_probe
-    from oracleproto.params import load_params, section
 
-    try:
-        disclosed = cutoff or (section(load_params(params), "admit").get("models") or {}).get(model)
+    with user_errors():
+        entry = load_params(params).models.get(model)
+        disclosed = cutoff or (entry.cutoff if entry is not None else None)
         if disclosed is None:
-            raise ValueError(f"model {model!r} has no disclosed cutoff: give --cutoff or list it under admit.models")
+            raise ConfigError(f"model {model!r} has no disclosed cutoff: give --cutoff or list it under models in params")
         report = run_probe(model, questions, disclosed, out, trials=trials, cache_mode=cache, cache_path=cache_file, seed=seed)
-    except (OracleProtoError, EvaluationAborted, ValueError) as exc:
-        fail(str(exc))
-        return
     typer.echo(
         f"{model}: disclosed cutoff {report['disclosed_cutoff']}, change point {report['change_point_month'] or 'none'}, "
         f"effective cutoff {report['effective_cutoff'] or 'none detected'}; {'FLAGGED' if report['flagged'] else 'not flagged'}"
