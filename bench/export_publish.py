@@ -27,6 +27,7 @@ import pyarrow as pa  # noqa: E402
 
 from oracleproto.config import Publish, load_params  # noqa: E402
 from oracleproto.corpus.build import build as build_corpus  # noqa: E402
+from oracleproto.exam import exam_scores  # noqa: E402
 from oracleproto.export.rewards import compute_score  # noqa: E402
 from oracleproto.export.trajectories import ExportSettings, run_export  # noqa: E402
 from oracleproto.io import read_parquet, write_json, write_parquet  # noqa: E402
@@ -34,7 +35,6 @@ from oracleproto.layout import SPLITS, sft_file, sft_openai_file
 from oracleproto.letters import letters  # noqa: E402
 from oracleproto.parse import parse_answer  # noqa: E402
 from oracleproto.schema import TRIAL_SCHEMA  # noqa: E402
-from oracleproto.scoring import exam_scores  # noqa: E402
 from oracleproto.stages.publish import Layout  # noqa: E402
 from oracleproto.stages.publish import build as build_hub
 

@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pyarrow.parquet as pq  # noqa: E402
 
+from oracleproto.exam import exam_scores  # noqa: E402
 from oracleproto.export.rewards import compute_score  # noqa: E402
-from oracleproto.scoring import exam_scores  # noqa: E402
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from oracleproto.scoring.sets import format_letter_set  # noqa: E402
+from oracleproto.lettersets import format_letter_set  # noqa: E402
 
 
 def synthetic_trials(n_models: int, n_questions: int, n_trials: int, seed: int = 0, beliefs: bool = False) -> pa.Table:

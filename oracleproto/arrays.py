@@ -24,7 +24,10 @@ def joined_letters(codes: np.ndarray, parents: np.ndarray, n_rows: int) -> pa.Ar
     are the letters' code points, ``parents`` their rows (ascending). The grammar and the
     writer live in :mod:`oracleproto.letters`; this form takes code points as the source
     adapters read them from text."""
-    from oracleproto.letters import join_letters, letter_indices  # letters builds on this module
+    from oracleproto.letters import (  # letters builds on this module
+        join_letters,
+        letter_indices,
+    )
 
     return join_letters(letter_indices(codes), parents, n_rows)
 

@@ -31,7 +31,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from oracleproto.arrays import blank, collapse_whitespace
-from oracleproto.letters import ParsedAnswers, canonical_answers, count_letters, format_answers, parse_answers
+from oracleproto.letters import (
+    ParsedAnswers,
+    canonical_answers,
+    count_letters,
+    format_answers,
+    parse_answers,
+)
 from oracleproto.schema import CHOICE_TYPES, QUESTION_TYPES, YES_NO_OPTIONS
 
 MAX_OPTIONS = 64  # the scorer holds a letter set in one uint64 bit mask (scoring/sets.py)

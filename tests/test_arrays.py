@@ -2,12 +2,16 @@ import datetime as dt
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from hypothesis import given
 from hypothesis import strategies as st
 
-import pyarrow.compute as pc
-
-from oracleproto.arrays import collapse_whitespace, iso_dates, joined_letters, list_from_flat
+from oracleproto.arrays import (
+    collapse_whitespace,
+    iso_dates,
+    joined_letters,
+    list_from_flat,
+)
 
 
 def test_joined_letters_matches_a_python_join():

@@ -6,7 +6,13 @@ import stat
 
 import pyarrow as pa
 
-from oracleproto.io import artifact_float, json_text, round_float_columns, write_csv, write_json
+from oracleproto.io import (
+    artifact_float,
+    json_text,
+    round_float_columns,
+    write_csv,
+    write_json,
+)
 
 
 def test_json_floats_are_written_at_nine_decimals_and_never_negative_zero():

@@ -65,7 +65,7 @@ def build(
 )
 def validate(path: Path = typer.Argument(..., help="A question table (.parquet or .jsonl) in the seven-column shape.")) -> None:
     """Check a question table against the seven-column contract; print each failure (row id, column, check)."""
-    from oracleproto.corpus.validation import validate_questions
+    from oracleproto.validation import validate_questions
 
     try:
         table = read_table(path)

@@ -33,7 +33,10 @@ def export(
     parsed and scored 1 by default) and RL prompts (verl / TRL GRPO parquet, one row per
     admitted question per cutoff, prompts rendered exactly as the evaluator renders them), each
     with the corpus' train and test splits."""
-    from oracleproto.export.trajectories import export_settings, run_export  # heavy: only when exporting
+    from oracleproto.export.trajectories import (  # heavy: only when exporting
+        export_settings,
+        run_export,
+    )
 
     try:
         config = load_params(params).overridden({"export": {"sft_mode": mode, "sft_violations": violations}})

@@ -27,7 +27,6 @@ from oracleproto.config import Audit, Ingest, Params
 from oracleproto.corpus import admit as adm
 from oracleproto.corpus.audit import AuditConfig, audit, quarantine_with_originals
 from oracleproto.corpus.sources import RAW_COLUMNS, SourceError, open_source
-from oracleproto.corpus.validation import check_questions
 from oracleproto.io import (
     atomic_path,
     json_text,
@@ -45,6 +44,7 @@ from oracleproto.schema import (
     QUESTION_SCHEMA,
     RAW_SCHEMA,
 )
+from oracleproto.validation import check_questions
 
 RAW_ROWS = Path("raw/rows.parquet")
 RAW_SOURCE = Path("raw/source.json")

@@ -1,6 +1,6 @@
 """Reward functions for RL on the exported prompts: a completion scores exactly what the
 evaluator would give it — parser Ψ (:func:`oracleproto.parse.parse_answer`) then the exam
-score of Eq. 18 (:func:`oracleproto.scoring.exam_score`). Nothing here re-implements
+score of Eq. 18 (:func:`oracleproto.exam.exam_score`). Nothing here re-implements
 either rule, so a change to the parser or the scorer changes the reward with it.
 
 Two entry points, one per trainer:
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from oracleproto.exam import exam_score
 from oracleproto.parse import parse_answer
-from oracleproto.scoring import exam_score
 
 # What the parser needs besides the text; the RL export puts these into extra_info.
 QUESTION_KEYS = ("question_type", "options", "choice_type")

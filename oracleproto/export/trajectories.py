@@ -42,6 +42,7 @@ from oracleproto.config import (
     search_offered,
 )
 from oracleproto.errors import OracleProtoError
+from oracleproto.exam import exam_scores
 from oracleproto.io import (
     read_parquet,
     table_metadata,
@@ -62,7 +63,6 @@ from oracleproto.prompts import (
     templates_from_schema,
 )
 from oracleproto.schema import RL_SCHEMA, SFT_SCHEMA
-from oracleproto.scoring import exam_scores
 from oracleproto.tools import WEB_SEARCH, WEB_SEARCH_TOOL
 
 SFT_MODES = get_args(SftMode)

@@ -12,7 +12,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from oracleproto.corpus.validation import validate_questions
 from oracleproto.errors import OracleProtoError
 from oracleproto.harness.react import TrialQuestion
 from oracleproto.harness.replay import canonical_json
@@ -25,6 +24,7 @@ from oracleproto.prompts import (
     templates_from_schema,
 )
 from oracleproto.schema import QUESTION_SCHEMA, TABLE_METADATA_KEY
+from oracleproto.validation import validate_questions
 
 FAILURES_NAMED = 5  # failures quoted when a question table is refused
 

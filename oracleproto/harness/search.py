@@ -18,10 +18,14 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, Protocol
 
-from oracleproto.config import ArchivePath, DetectorMode, ResultsPerSearch, SearchOptions
+from oracleproto.config import (
+    ArchivePath,
+    DetectorMode,
+    ResultsPerSearch,
+    SearchOptions,
+)
 from oracleproto.harness.replay import CallCache, CallContext, call_key
 from oracleproto.harness.settings import SettingsError
-
 
 # Error values of SearchOutcome.error (the kind of fault is in audit["error_kind"]).
 TAVILY_ERROR = "tavily_error"

@@ -48,8 +48,8 @@ from oracleproto.io import (
 )
 from oracleproto.leakaudit.sample import LeakAuditError
 from oracleproto.leakaudit.stats import proportion
+from oracleproto.lettersets import parse_letter_set
 from oracleproto.prompts import ProtocolSwitches
-from oracleproto.scoring.sets import parse_letter_set
 
 RUN_DIR, REPORT_JSON, REPORT_MD, PLOT_SVG = "run", "report.json", "report.md", "accuracy_by_month.svg"
 LR_THRESHOLD = 3.84  # χ² with 1 degree of freedom at 0.95
@@ -258,11 +258,11 @@ def probe_report_markdown(report: Mapping[str, Any]) -> str:
 def accuracy_plot(report: Mapping[str, Any]) -> bytes:
     """Accuracy by month of τ with Wilson intervals, the chance rate, κ and the effective cutoff (SVG)."""
     from oracleproto.scoring.plots import (  # the project's deterministic SVG setup
-        _pyplot,
-        _svg,
+        pyplot,
+        svg_bytes,
     )
 
-    plt = _pyplot()
+    plt = pyplot()
     months = report["months"]
     figure, axes = plt.subplots(figsize=(8.0, 3.2))
     x = list(range(len(months)))
@@ -283,7 +283,7 @@ def accuracy_plot(report: Mapping[str, Any]) -> bytes:
     axes.set_ylabel("accuracy")
     axes.set_title(f"Closed-book accuracy by month of resolution: {report['model']}")
     axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7)
-    return _svg(figure)
+    return svg_bytes(figure)
 
 
 def load_probe_report(path: str | os.PathLike[str]) -> dict[str, Any]:

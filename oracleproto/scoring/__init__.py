@@ -5,17 +5,15 @@
     summary(result)["my-model"]["composite_accuracy"]
     METRICS["fss"].higher_is_better, METRICS["fss"].compute(result.context)
 
-``exam_score`` / ``exam_scores`` score single trials exactly as the scorer does (the export
-stage's reward calls them); they import nothing heavy. Everything else is loaded on first
-use, so ``from oracleproto.scoring import exam_score`` does not pull in pandera.
+The per-trial rules (``exam_score``, Tversky, Hamming) live in :mod:`oracleproto.exam`, shared
+with the export stage's reward. Everything here is loaded on first use, so importing the
+package does not pull in pandera.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
-
-from oracleproto.scoring.trial_scores import exam_score, exam_scores
 
 _LAZY = {
     "METRICS": "registry",

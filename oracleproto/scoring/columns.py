@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from oracleproto.contract import QuestionColumns, failing_rows, rules_reading
+from oracleproto.lettersets import letter_set_codes, letter_set_masks
 from oracleproto.schema import CHOICE_TYPES, CUTOFF_SKIP, ERROR_KINDS, QUESTION_TYPES
-from oracleproto.scoring.sets import letter_set_codes, letter_set_masks
 
 # The question columns a trial row carries, and the contract rules that read only them.
 QUESTION_COLUMNS = ("question_type", "choice_type", "options", "answer")

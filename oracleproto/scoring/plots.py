@@ -21,7 +21,7 @@ WIDTH = 8.0  # inches
 ROW_HEIGHT = 0.22
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -31,10 +31,10 @@ def _pyplot() -> Any:
     return plt
 
 
-def _svg(figure: Any) -> bytes:
+def svg_bytes(figure: Any) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight")
-    _pyplot().close(figure)
+    pyplot().close(figure)
     return buffer.getvalue()
 
 
@@ -43,12 +43,12 @@ def _empty(plt: Any, title: str, note: str) -> bytes:
     axes.set_axis_off()
     axes.set_title(title)
     axes.text(0.5, 0.5, note, ha="center", va="center")
-    return _svg(figure)
+    return svg_bytes(figure)
 
 
 def exam_by_bucket(rows: Rows) -> bytes:
     """Grouped horizontal bars: one row per model, one bar per bucket."""
-    plt = _pyplot()
+    plt = pyplot()
     if not rows:
         return _empty(plt, "Exam mean by bucket", "no counted trials")
     models = sorted({model for model, _, _ in rows})
@@ -66,12 +66,12 @@ def exam_by_bucket(rows: Rows) -> bytes:
     axes.set_xlabel("exam mean")
     axes.set_title("Exam mean by bucket")
     axes.legend(loc="lower right", fontsize=7)
-    return _svg(figure)
+    return svg_bytes(figure)
 
 
 def cost_accuracy(rows: Rows) -> bytes:
     """Composite accuracy against total cost; frontier points joined."""
-    plt = _pyplot()
+    plt = pyplot()
     if not rows:
         return _empty(plt, "Cost and accuracy", "no model with a composite accuracy")
     figure, axes = plt.subplots(figsize=(WIDTH, 5))
@@ -91,12 +91,12 @@ def cost_accuracy(rows: Rows) -> bytes:
     axes.set_ylabel("composite accuracy")
     axes.set_ylim(0, 1)
     axes.set_title("Cost and accuracy")
-    return _svg(figure)
+    return svg_bytes(figure)
 
 
 def reliability(rows: Rows) -> bytes:
     """Observed frequency against mean forecast probability, per model, with the diagonal."""
-    plt = _pyplot()
+    plt = pyplot()
     if not rows:
         return _empty(plt, "Reliability", "no belief vectors in this run (belief protocol off, no fallback_belief)")
     figure, axes = plt.subplots(figsize=(6, 6))
@@ -110,12 +110,12 @@ def reliability(rows: Rows) -> bytes:
     axes.set_ylabel("observed frequency")
     axes.set_title("Reliability")
     axes.legend(loc="upper left", fontsize=6)
-    return _svg(figure)
+    return svg_bytes(figure)
 
 
 def significance(rows: Rows) -> bytes:
     """The matrix of composite(A) − composite(B) on shared questions; * marks p_holm < 0.05."""
-    plt = _pyplot()
+    plt = pyplot()
     models = sorted({row[0] for row in rows} | {row[1] for row in rows})
     if not models:
         return _empty(plt, "Paired differences", "fewer than two models")
@@ -138,7 +138,7 @@ def significance(rows: Rows) -> bytes:
     axes.set_ylabel("model A")
     axes.set_title("composite(A) − composite(B) on shared questions (* Holm p < 0.05)")
     figure.colorbar(image, ax=axes, shrink=0.6)
-    return _svg(figure)
+    return svg_bytes(figure)
 
 
 CHARTS: dict[str, tuple[str, Callable[[Rows], bytes]]] = {

@@ -17,10 +17,7 @@ import pyarrow as pa
 
 from oracleproto.config import Bucket
 from oracleproto.contract import MAX_OPTIONS
-from oracleproto.schema import CHOICE_TYPES, QUESTION_TYPES
-from oracleproto.scoring.columns import trial_columns
-from oracleproto.scoring.sets import lowest_letter, set_size
-from oracleproto.scoring.trial_scores import (
+from oracleproto.exam import (
     TVERSKY_ALPHA,
     TVERSKY_BETA,
     correct_from_masks,
@@ -28,6 +25,9 @@ from oracleproto.scoring.trial_scores import (
     hamming_from_masks,
     tversky_from_masks,
 )
+from oracleproto.lettersets import lowest_letter, set_size
+from oracleproto.schema import CHOICE_TYPES, QUESTION_TYPES
+from oracleproto.scoring.columns import trial_columns
 
 BUCKETS: tuple[str, ...] = get_args(Bucket)  # the composite's buckets (Eq. 19)
 SLICES = ("yes_no", "binary_named", "mc", "mc_single", "mc_multi")  # table rows

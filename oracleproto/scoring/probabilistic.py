@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from oracleproto.lettersets import set_size
 from oracleproto.scoring.prepare import TrialData
-from oracleproto.scoring.sets import set_size
 
 CLIP = 1e-3
 RELIABILITY_BINS = 10

@@ -19,6 +19,7 @@ from oracleproto.scoring.probabilistic import (
     reliability_bins,
 )
 
+
 @dataclass(frozen=True)
 class ScoreContext:
     data: TrialData

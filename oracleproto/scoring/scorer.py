@@ -28,6 +28,7 @@ from oracleproto.io import (
     write_parquet,
     write_text,
 )
+from oracleproto.lettersets import format_letter_set
 from oracleproto.schema import TRIAL_CORE_SCHEMA
 from oracleproto.scoring.plots import CHARTS
 from oracleproto.scoring.prepare import SLICES, prepare
@@ -43,7 +44,6 @@ from oracleproto.scoring.registry import (
     model_mean,
     safe_ratio,
 )
-from oracleproto.scoring.sets import format_letter_set
 from oracleproto.scoring.statistics import (
     HEADLINES,
     SIGNIFICANCE,

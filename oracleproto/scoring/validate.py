@@ -20,9 +20,9 @@ from pandera.errors import SchemaErrors
 
 from oracleproto import contract
 from oracleproto.errors import OracleProtoError
+from oracleproto.lettersets import full_mask
 from oracleproto.schema import ERROR_KINDS, TRIAL_CORE_SCHEMA
 from oracleproto.scoring.columns import QUESTION_RULES, TrialColumns, trial_columns
-from oracleproto.scoring.sets import full_mask
 
 BELIEF_FIELD = pa.field("belief", pa.list_(pa.float64()))
 MAX_ROWS_NAMED = 3  # offending rows quoted per rule

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from oracleproto.corpus.audit import RULES, AuditConfig, audit
 from oracleproto.corpus.sources import raw_table
-from oracleproto.corpus.validation import validate_questions
+from oracleproto.validation import validate_questions
 
 CONFIG = AuditConfig(levels=(1, 2), post_resolution_phrases=["the result was", "was won by"], outcome_markers=["(winner)"])
 

@@ -13,12 +13,12 @@ import pytest
 import oracleproto.corpus.build as build_module
 from oracleproto.config import load_params
 from oracleproto.corpus.build import build
-from oracleproto.corpus.validation import (
+from oracleproto.io import table_metadata
+from oracleproto.validation import (
     Failure,
     QuestionTableError,
     validate_questions,
 )
-from oracleproto.io import table_metadata
 
 PAPER_MODELS = {
     "deepseek/deepseek-v3.2-exp", "z-ai/glm-5", "qwen/qwen3.5-flash",

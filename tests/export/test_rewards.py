@@ -5,11 +5,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from oracleproto.exam import exam_scores
 from oracleproto.export.rewards import compute_score, final_answer_text, forecast_reward
 from oracleproto.export.trajectories import rl_rows, rl_table
 from oracleproto.parse import parse_answer
 from oracleproto.schema import QUESTION_SCHEMA
-from oracleproto.scoring import exam_scores
 
 YES_NO = {"question_type": "yes_no", "options": ["Yes", "No"], "choice_type": "single"}
 NAMED = {"question_type": "binary_named", "options": ["Lakers", "Celtics"], "choice_type": "single"}

@@ -445,12 +445,12 @@ def test_on_a_real_evaluation_rl_prompts_equal_the_evaluation_prompts_and_reward
     """Run the evaluator (loopback model, in-process search) on a train split, then export:
     every RL prompt is byte-identical to the first message the model saw, and on every
     trial the verl reward of the raw output equals the scorer's exam score of the trial."""
+    from oracleproto.exam import exam_scores
     from oracleproto.export.rewards import compute_score
     from oracleproto.harness.evaluate import evaluate
     from oracleproto.harness.plan import eval_settings
     from oracleproto.harness.questions import EvalJob, QuestionSet
     from oracleproto.harness.settings import ModelSpec
-    from oracleproto.scoring import exam_scores
     from tests.harness.fakes import FakeSearch
     from tests.servers.openai_server import OpenAIServer, SearchThenAnswer
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from oracleproto.exam import tversky_from_masks
+from oracleproto.lettersets import masks_from_indices
 from oracleproto.scoring.prepare import tversky_chance
 from oracleproto.scoring.scorer import score_table
-from oracleproto.scoring.sets import masks_from_indices
-from oracleproto.scoring.trial_scores import tversky_from_masks
 
 YES_NO = dict(question_type="yes_no", choice_type="single", options=["Yes", "No"])
 BINARY = dict(question_type="binary_named", choice_type="single", options=["Red", "Blue"])

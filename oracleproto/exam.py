@@ -1,7 +1,7 @@
 """Per-trial scores: exam score (Eq. 18), strict correctness, Tversky (Eq. 23), Hamming (Eq. 37).
 
 Scalar forms take answer strings (the export stage's reward uses :func:`exam_score`); the
-array forms take bit masks from :mod:`oracleproto.scoring.sets` so the scorer applies the
+array forms take bit masks from :mod:`oracleproto.lettersets` so the scorer applies the
 very same rule to a million trials at once.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from oracleproto.scoring.sets import letter_set_masks, parse_letter_set, set_size
+from oracleproto.lettersets import letter_set_masks, parse_letter_set, set_size
 
 TVERSKY_ALPHA = 2.0  # weight of false positives
 TVERSKY_BETA = 0.5  # weight of false negatives

@@ -14,7 +14,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from oracleproto.contract import MAX_OPTIONS
-from oracleproto.letters import AnswerFormatError, answer_indices, format_answer, parse_answers
+from oracleproto.letters import (
+    AnswerFormatError,
+    answer_indices,
+    format_answer,
+    parse_answers,
+)
 
 INVALID = np.uint64(0)  # the mask of an unparseable string (a real set is never empty)
 

@@ -2,9 +2,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from oracleproto.scoring import exam_score, exam_scores
-from oracleproto.scoring.sets import letter_set_masks, lowest_letter, masks_from_indices
-from oracleproto.scoring.trial_scores import hamming_from_masks, tversky_from_masks
+from oracleproto.exam import (
+    exam_score,
+    exam_scores,
+    hamming_from_masks,
+    tversky_from_masks,
+)
+from oracleproto.lettersets import letter_set_masks, lowest_letter, masks_from_indices
 
 
 @pytest.mark.parametrize(
@@ -59,7 +63,7 @@ def test_package_exposes_the_api_lazily():
     import subprocess
     import sys
 
-    code = "import sys; from oracleproto.scoring import exam_score; print('pandera' in sys.modules)"
+    code = "import sys; from oracleproto.exam import exam_score; print('pandera' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"  # the reward path stays light
     import oracleproto.scoring as metrics

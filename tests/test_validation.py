@@ -2,7 +2,7 @@ import datetime as dt
 
 import pyarrow as pa
 
-from oracleproto.corpus.validation import validate_questions
+from oracleproto.validation import validate_questions
 
 
 def _table(**overrides):
