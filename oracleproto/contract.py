@@ -146,7 +146,8 @@ class QuestionColumns:
     @cached_property
     def implied_question_type(self) -> np.ndarray:
         """Index into QUESTION_TYPES the options imply: yes/no pair, two named, or more."""
-        return np.where(self.yes_no_pair, 0, np.where(self.n_options == 2, 1, 2))
+        yes_no, binary_named, multiple_choice = (QUESTION_TYPES.index(name) for name in ("yes_no", "binary_named", "multiple_choice"))
+        return np.where(self.yes_no_pair, yes_no, np.where(self.n_options == 2, binary_named, multiple_choice))
 
     @cached_property
     def answer(self) -> ParsedAnswers:
@@ -175,7 +176,8 @@ class QuestionColumns:
     def filled_choice_type(self) -> pa.Array:
         """choice_type as given; where the source states none, ``single`` for one gold letter
         and ``multi`` for several (FutureX-Past does not state ρ)."""
-        implied = pa.array(CHOICE_TYPES).take(pa.array((self.n_letters != 1).astype(np.int8)))
+        single, multi = CHOICE_TYPES.index("single"), CHOICE_TYPES.index("multi")
+        implied = pa.array(CHOICE_TYPES).take(pa.array(np.where(self.n_letters == 1, single, multi)))
         given = self.column("choice_type")
         return implied if given.null_count == len(given) else pc.coalesce(given, implied)
 

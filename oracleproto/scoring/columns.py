@@ -154,15 +154,20 @@ class TrialColumns:
         )
 
     @cached_property
-    def question_rule_failures(self) -> dict[str, np.ndarray]:
-        """Rule name → failing rows, for the question-contract rules (QUESTION_RULES). A
-        question is judged once, on the first row of its q_id, and every row of the q_id
-        shows the verdict (a row that differs from that first row breaks the scorer's own
-        question_fields_agree); cells that are null are left to the not-null check."""
+    def _question_verdicts(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """(each row's question among the first rows of the q_ids, rule name → failing
+        questions)."""
         first_rows = np.unique(self.first_row_of_question)
         questions = QuestionColumns(self.table.select(list(QUESTION_COLUMNS)).take(pa.array(first_rows)))
-        position = np.searchsorted(first_rows, self.first_row_of_question)
-        return {name: failing[position] for name, failing in failing_rows(questions, QUESTION_RULES, present_only=True).items()}
+        return np.searchsorted(first_rows, self.first_row_of_question), failing_rows(questions, QUESTION_RULES, present_only=True)
+
+    def question_rule_failing(self, name: str) -> np.ndarray:
+        """Rows whose question breaks the question-contract rule ``name`` (one of
+        QUESTION_RULES). A question is judged once, on the first row of its q_id, and every
+        row of the q_id shows the verdict (a row that differs from that first row breaks the
+        scorer's own question_fields_agree); null cells are left to the not-null check."""
+        question, failing = self._question_verdicts
+        return failing[name][question]
 
     @cached_property
     def canonical_order(self) -> np.ndarray:

@@ -114,7 +114,7 @@ def _question_rule(rule: contract.Rule) -> Rule:
     """A rule of the question contract, judged on the question columns of the trial rows."""
 
     def failing(c: TrialColumns) -> np.ndarray:
-        return c.question_rule_failures[rule.name]
+        return c.question_rule_failing(rule.name)
 
     return Rule(rule.name, rule.field, rule.message, failing)
 
