@@ -19,19 +19,6 @@ def list_from_flat(values: pa.Array, parents: np.ndarray, n_rows: int) -> pa.Lis
     return pa.ListArray.from_arrays(pa.array(offsets), values)
 
 
-def joined_letters(codes: np.ndarray, parents: np.ndarray, n_rows: int) -> pa.Array:
-    """Per row, its letters joined by the answer separator ("A, C"; "" for none): ``codes``
-    are the letters' code points, ``parents`` their rows (ascending). The grammar and the
-    writer live in :mod:`oracleproto.letters`; this form takes code points as the source
-    adapters read them from text."""
-    from oracleproto.letters import (  # letters builds on this module
-        join_letters,
-        letter_indices,
-    )
-
-    return join_letters(letter_indices(codes), parents, n_rows)
-
-
 def blank(values: pa.Array) -> np.ndarray:
     """Per row: null, or nothing but whitespace (tested in place: no trimmed copy)."""
     empty = pc.or_(pc.equal(pc.binary_length(values), 0), pc.utf8_is_space(values))

@@ -267,3 +267,10 @@ def format_answers(indices: pa.ListArray) -> pa.Array:
     if no_letter.any():
         text = pc.if_else(pa.array(no_letter), pa.scalar(None, pa.string()), text)
     return text
+
+
+def joined_letters(codes: np.ndarray, parents: np.ndarray, n_rows: int) -> pa.Array:
+    """Per row, its letters joined by the answer separator ("A, C"; "" for none): ``codes``
+    are the letters' code points, ``parents`` their rows (ascending) — the form the source
+    adapters read them in from text."""
+    return join_letters(letter_indices(codes), parents, n_rows)

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from oracleproto.arrays import (
     collapse_whitespace,
     iso_dates,
-    joined_letters,
     list_from_flat,
 )
+from oracleproto.letters import joined_letters
 
 
 def test_joined_letters_matches_a_python_join():

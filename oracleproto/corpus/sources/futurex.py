@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from oracleproto.arrays import joined_letters, list_from_flat
+from oracleproto.arrays import list_from_flat
 from oracleproto.corpus.sources.fields import (
     first_reason,
     integer_field,
@@ -29,7 +29,7 @@ from oracleproto.corpus.sources.fields import (
 )
 from oracleproto.corpus.sources.plain import plain_column
 from oracleproto.corpus.sources.raw import raw_table
-from oracleproto.letters import letter, split_answer
+from oracleproto.letters import joined_letters, letter, split_answer
 
 AGENT_ROLE = "You are an agent that can predict future events."
 GUIDANCE = (
