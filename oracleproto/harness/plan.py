@@ -77,7 +77,8 @@ def settings_from_params(evaluate: Mapping[str, Any], delta_days: int = 1, **ove
             final_answer_retry=values.get("final_answer_retry", False),
         )
         sampling_values = _mapping(values.get("sampling"), "evaluate.sampling")
-        _known(sampling_values, ("temperature", "top_p", "max_tokens", "timeout_s", "reasoning_patterns"), "evaluate.sampling")
+        sampling_keys = ("temperature", "top_p", "max_tokens", "timeout_s", "reasoning_patterns", "max_response_bytes")
+        _known(sampling_values, sampling_keys, "evaluate.sampling")
         if "reasoning_patterns" in sampling_values:
             sampling_values["reasoning_patterns"] = tuple(sampling_values["reasoning_patterns"])
         protocol_values = _mapping(values.get("protocols"), "evaluate.protocols")

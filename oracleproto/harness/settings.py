@@ -34,6 +34,9 @@ SAMPLING_FIELDS = ("temperature", "top_p")
 SEARCH_BACKENDS = ("archive", "tavily", "none")
 DETECTOR_MODES = ("llm", "heuristic", "off")
 CACHE_MODES = ("record", "replay", "off")
+# Size cap of one response body (model and detector calls): a chat completion of 12,000
+# tokens is well under 1 MiB, so 8 MiB only ever stops a runaway or hostile server.
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 
 # Values people leave in .env files instead of a real key (compared case-insensitively).
 PLACEHOLDER_KEYS = frozenset(
@@ -133,9 +136,14 @@ def read_key(env: Mapping[str, str], name: str, purpose: str) -> str:
 # Records
 
 
-def _positive_int(name: str, value: Any, minimum: int = 1) -> None:
+def require_int(name: str, value: Any, minimum: int = 1) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise SettingsError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def require_positive_number(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise SettingsError(f"{name} must be a number > 0, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -158,16 +166,16 @@ class Budgets:
     final_answer_retry: bool = False
 
     def __post_init__(self) -> None:
-        _positive_int("max_steps", self.max_steps)
-        _positive_int("max_search_calls", self.max_search_calls, 0)
-        _positive_int("max_results", self.max_results)
-        _positive_int("trials", self.trials)
-        _positive_int("delta_days", self.delta_days)
-        _positive_int("lookahead", self.lookahead)
+        require_int("max_steps", self.max_steps)
+        require_int("max_search_calls", self.max_search_calls, 0)
+        require_int("max_results", self.max_results)
+        require_int("trials", self.trials)
+        require_int("delta_days", self.delta_days)
+        require_int("lookahead", self.lookahead)
         if self.lookahead > self.max_steps:
             raise SettingsError(f"lookahead ({self.lookahead}) must be <= max_steps ({self.max_steps})")
-        _positive_int("min_search_calls", self.min_search_calls, 0)
-        _positive_int("max_nudges", self.max_nudges, 0)
+        require_int("min_search_calls", self.min_search_calls, 0)
+        require_int("max_nudges", self.max_nudges, 0)
         if self.min_search_calls > self.max_search_calls:
             raise SettingsError(
                 f"min_search_calls ({self.min_search_calls}) must be <= max_search_calls ({self.max_search_calls})"
@@ -184,13 +192,14 @@ class Sampling:
     temperature: float = 0.7
     top_p: float = 1.0
     max_tokens: int = 12000
-    timeout_s: float = 240.0
+    timeout_s: float = 240.0  # wall-clock limit of one call, connect to last byte
     reasoning_patterns: tuple[str, ...] = ("o1", "o3", "o4", "r1", "qwq")
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     def __post_init__(self) -> None:
-        _positive_int("max_tokens", self.max_tokens)
-        if not self.timeout_s > 0:
-            raise SettingsError(f"timeout_s must be > 0, got {self.timeout_s!r}")
+        require_int("max_tokens", self.max_tokens)
+        require_positive_number("timeout_s", self.timeout_s)
+        require_int("max_response_bytes", self.max_response_bytes)
 
 
 @dataclass(frozen=True)
@@ -203,7 +212,7 @@ class Concurrency:
 
     def __post_init__(self) -> None:
         for name in ("llm", "search", "detector"):
-            _positive_int(f"concurrency.{name}", getattr(self, name))
+            require_int(f"concurrency.{name}", getattr(self, name))
 
 
 def reject_online(slug: str) -> None:

@@ -4,6 +4,7 @@ import logging
 
 import pytest
 
+from oracleproto.harness.plan import settings_from_params
 from oracleproto.harness.settings import (
     SECRETS,
     Budgets,
@@ -28,7 +29,25 @@ def test_paper_defaults():
     assert (b.max_steps, b.max_search_calls, b.max_results, b.trials, b.delta_days) == (6, 4, 5, 3, 1)
     s = Sampling()
     assert (s.temperature, s.top_p, s.max_tokens, s.timeout_s) == (0.7, 1.0, 12000, 240.0)
+    assert s.max_response_bytes == 8 * 1024 * 1024
     assert Concurrency() == Concurrency(5, 5, 5)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [({"timeout_s": 0}, "timeout_s"), ({"timeout_s": "60"}, "timeout_s"), ({"max_response_bytes": 0}, "max_response_bytes"),
+     ({"max_response_bytes": 1.5}, "max_response_bytes"), ({"max_response_bytes": True}, "max_response_bytes")],
+)
+def test_call_limits_must_be_positive(kwargs, name):
+    with pytest.raises(SettingsError, match=name):
+        Sampling(**kwargs)
+
+
+def test_call_limits_come_from_params():
+    settings = settings_from_params({"sampling": {"timeout_s": 30, "max_response_bytes": 1024}})
+    assert (settings.sampling.timeout_s, settings.sampling.max_response_bytes) == (30, 1024)
+    with pytest.raises(SettingsError, match="max_response_bytes"):
+        settings_from_params({"sampling": {"max_response_bytes": -1}})
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,7 @@ def error_of(rows) -> str:
         ([row(answer="A, E", choice_type="multi")], "answer", "answer_within_options"),
         ([row(answer="A, B")], "choice_type", "choice_type_matches_answer"),
         ([row(choice_type="multi")], "choice_type", "choice_type_matches_answer"),
-        ([row(error="timeout", pred=None)], "error", "error_kind_known"),
+        ([row(error="overheated", pred=None)], "error", "error_kind_known"),
         ([row(question_type="numeric")], "question_type", "question_type_known"),
         ([row(choice_type="several")], "choice_type", "choice_type_known"),
         ([row(trial=0)], "trial", "trial_positive"),
