@@ -116,7 +116,6 @@ def evaluate(
     ),
     delta: Optional[int] = typer.Option(None, min=1, help="Days δ between prediction cutoff and resolution (default: params admit.delta_days, else 1)."),
     seed: Optional[int] = typer.Option(None, help="Seed of baseline:uniform (default 0)."),
-    http_transport: str = typer.Option("lean", help="Model-call transport: lean (default, low CPU) | httpx (httpx's own pool)."),
     params: Optional[Path] = typer.Option(None, help="Params file (default: ./params.yaml if present)."),
     progress: bool = typer.Option(True, help="Show a progress bar on stderr."),
 ) -> None:
@@ -152,8 +151,6 @@ def evaluate(
         for entry in evaluate_params.get("models") or []:
             slug = entry if isinstance(entry, str) else entry.get("slug")
             entries[slug] = entry
-        if http_transport not in ("lean", "httpx"):
-            raise ValueError(f"--http-transport must be lean or httpx, got {http_transport!r}")
         question_set = QuestionSet.load(questions)
         train_path = train or _train_beside(questions)
         train_set = QuestionSet.load(train_path) if train_path and any(m == "baseline:base_rate" for m in model) else None
@@ -168,11 +165,9 @@ def evaluate(
     try:
         if progress:
             with _ProgressDisplay() as display:
-                summary = run_evaluation(
-                    jobs, settings, out, cache_path=cache_file, progress=display, http_transport=http_transport
-                )
+                summary = run_evaluation(jobs, settings, out, cache_path=cache_file, progress=display)
         else:
-            summary = run_evaluation(jobs, settings, out, cache_path=cache_file, http_transport=http_transport)
+            summary = run_evaluation(jobs, settings, out, cache_path=cache_file)
     except EvaluationAborted as exc:
         fail(str(exc), code=ABORT_EXIT_CODE)
         return

@@ -42,12 +42,7 @@ from oracleproto.admission import admissible
 from oracleproto.errors import OracleProtoError
 from oracleproto.harness import baselines
 from oracleproto.harness.faults import AuthError, classify
-from oracleproto.harness.llm import (
-    BrowsingBarrierError,
-    ChannelMeter,
-    ChatClient,
-    make_transport,
-)
+from oracleproto.harness.llm import BrowsingBarrierError, ChannelMeter, ChatClient
 from oracleproto.harness.manifest import (
     build_manifest,
     detector_snapshot,
@@ -256,6 +251,31 @@ def _attach_log(out: Path) -> logging.Handler:
     return handler
 
 
+def _model_clients(
+    endpoints: Mapping[str, Endpoint],
+    settings: EvalSettings,
+    cache: CallCache,
+    meter: ChannelMeter,
+    transport: httpx.AsyncBaseTransport | None,
+    sleep: Callable[[float], Awaitable[Any]],
+) -> dict[str, ChatClient]:
+    """One chat client per API model label; all of them share the main-LLM semaphore (Table 20)."""
+    llm_slots = asyncio.Semaphore(settings.concurrency.llm)
+    return {
+        label: ChatClient(
+            endpoint,
+            settings.sampling,
+            cache,
+            semaphore=llm_slots,
+            max_connections=settings.concurrency.llm,
+            transport=transport,
+            meter=meter,
+            sleep=sleep,
+        )
+        for label, endpoint in endpoints.items()
+    }
+
+
 async def evaluate_async(
     jobs: Sequence[EvalJob],
     settings: EvalSettings,
@@ -267,13 +287,10 @@ async def evaluate_async(
     progress: ProgressCallback | None = None,
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     transport: httpx.AsyncBaseTransport | None = None,
-    http_transport: str = "lean",
 ) -> EvalSummary:
     """Run (or resume) an evaluation; see the module docstring for the layout.
 
-    ``http_transport`` picks the model-call transport when none is given: ``lean``
-    (default, see :class:`~oracleproto.harness.llm.LeanTransport`) or ``httpx`` (httpx's own
-    connection pool).
+    ``transport`` replaces httpx's network transport for the model calls (tests).
     """
     env = os.environ if env is None else env
     check_jobs(jobs)
@@ -289,7 +306,7 @@ async def evaluate_async(
     out.mkdir(parents=True, exist_ok=True)
     handler = _attach_log(out)
     cache: CallCache | None = None
-    owned_transport = transport is None and bool(api_jobs)
+    clients: dict[str, ChatClient] = {}
     backend = None
     stores: dict[str, RunStore] = {}
     try:
@@ -299,15 +316,7 @@ async def evaluate_async(
             if settings.search_enabled:
                 factory = search_factory or functools.partial(default_search_factory, meter=meter)
                 backend = factory(cache, settings, env)
-        if api_jobs and transport is None:
-            transport = make_transport(http_transport, max_connections=settings.concurrency.llm * 2)
-        llm_slots = asyncio.Semaphore(settings.concurrency.llm)
-        clients = {}
-        for job in api_jobs:
-            assert cache is not None and transport is not None
-            clients[job.label] = ChatClient(
-                endpoints[job.label], settings.sampling, cache, semaphore=llm_slots, transport=transport, meter=meter, sleep=sleep
-            )
+            clients.update(_model_clients(endpoints, settings, cache, meter, transport, sleep))
         search = MeteredSearch(backend, asyncio.Semaphore(settings.concurrency.search), meter) if backend is not None else None
 
         state = ProgressState(in_flight=meter.in_flight)
@@ -369,8 +378,8 @@ async def evaluate_async(
             store.close()
         if backend is not None:
             await backend.aclose()
-        if owned_transport and transport is not None:
-            await transport.aclose()
+        for client in clients.values():
+            await client.aclose()
         if cache is not None:
             cache.close()
         logging.getLogger("oracleproto").removeHandler(handler)
