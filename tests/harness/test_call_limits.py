@@ -194,7 +194,8 @@ def test_an_idle_connection_the_server_closed_is_replaced_without_a_retry():
     async def two_calls(client: ChatClient):
         try:
             first = await client.complete(SPEC, MESSAGES, [], CONTEXT)
-            await asyncio.sleep(0.1)  # the server's FIN arrives while the connection idles
+            # the server has closed the connection while it idles in the pool
+            assert await asyncio.to_thread(server.closed_connections.acquire, timeout=10)
             second = await client.complete(SPEC, MESSAGES, [], CallContext("m", "q2", 1, 1))
             return first, second
         finally:

@@ -51,6 +51,7 @@ class RawServer:
         self.script = script
         self.close_after_reply = close_after_reply
         self.requests = 0
+        self.closed_connections = threading.Semaphore(0)  # released once per connection the server closed
         self._lock = threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.05)  # so the accept loop sees the stop flag
@@ -74,16 +75,18 @@ class RawServer:
     def _serve(self, conn: socket.socket) -> None:
         conn.settimeout(None)
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        with conn:
-            try:
+        try:
+            with conn:
                 while read_request(conn) is not None:
                     with self._lock:
                         self.requests += 1
                     self.script(conn)
                     if self.close_after_reply:
                         return
-            except OSError:
-                pass  # the client hung up: that is how every endless script ends
+        except OSError:
+            pass  # the client hung up: that is how every endless script ends
+        finally:
+            self.closed_connections.release()
 
     def __enter__(self) -> RawServer:
         self._thread.start()
