@@ -45,16 +45,17 @@ CONTEXT = CallContext("m", "q1", 1, 1)
 # What the hostile servers send
 
 
-def trickled_headers(conn: socket.socket) -> None:
-    for byte in iter_forever(b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 64):
-        conn.sendall(bytes([byte]))
-        time.sleep(1.0)
-
-
-def iter_forever(head: bytes) -> Iterator[int]:
+def header_bytes_forever(head: bytes) -> Iterator[int]:
+    """The bytes of ``head``, then the byte "a" for ever (a header value that never ends)."""
     yield from head
     while True:
         yield ord("a")
+
+
+def trickled_headers(conn: socket.socket) -> None:
+    for byte in header_bytes_forever(b"HTTP/1.1 200 OK\r\nX-Slow: "):
+        conn.sendall(bytes([byte]))
+        time.sleep(1.0)
 
 
 def endless_chunked_body(conn: socket.socket) -> None:
