@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import httpx
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -89,7 +91,6 @@ class Setup:
     latency: float = 0.05
     concurrency: int = 5
     cache: str = "record"
-    transport: str = "lean"
     search: str = "instant"
 
 
@@ -108,7 +109,7 @@ def evaluate_once(tmp: Path, name: str, n_questions: int, base_url: str, setup: 
     search_factory = None if setup.search == "archive" else (lambda c, s, e: InstantSearch())
     env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "sk-bench-0123456789abcdef"}
     times0, wall0 = os.times(), time.perf_counter()
-    summary = evaluate([job], settings, tmp / name, env=env, search_factory=search_factory, http_transport=setup.transport)
+    summary = evaluate([job], settings, tmp / name, env=env, search_factory=search_factory)
     times1 = os.times()
     return summary, time.perf_counter() - wall0, (times1.user - times0.user, times1.system - times0.system)
 
@@ -164,12 +165,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=5)
     parser.add_argument("--cache", default="record", choices=("record", "off"))
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--transport", default="lean", choices=("lean", "httpx"), help="model-call transport")
     parser.add_argument(
         "--search", default="instant", choices=("instant", "archive"), help="instant stand-in, or the sample archive + heuristic detector"
     )
     args = parser.parse_args()
-    setup = Setup(args.trials, args.latency, args.concurrency, args.cache, args.transport, args.search)
+    setup = Setup(args.trials, args.latency, args.concurrency, args.cache, args.search)
     result = run(args.questions, args.repeats, setup)
     print(
         f"{result['trials']} trials: {result['throughput']:.2f} trials/s "
@@ -177,7 +177,7 @@ def main() -> None:
         f"(user {result['user_ms_per_trial']:.2f} + sys {result['sys_ms_per_trial']:.2f}), "
         f"marginal {result['marginal_cpu_ms_per_trial']:.2f} ms/trial; best run {100 * result['best_ratio']:.1f} %, "
         f"{result['best_cpu_ms_per_trial']:.2f} ms/trial [median of {args.repeats}; latency {args.latency * 1000:.0f} ms, {SEARCHES} searches/trial, "
-        f"concurrency {args.concurrency}, cache {args.cache}, transport {args.transport}, search {args.search}, "
+        f"concurrency {args.concurrency}, cache {args.cache}, search {args.search}, httpx {httpx.__version__}, "
         f"{os.cpu_count()} cores]"
     )
 

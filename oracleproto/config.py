@@ -200,14 +200,20 @@ ModelEntries = dict[Slug, Annotated[ModelEntry, BeforeValidator(_entry_shorthand
 # evaluate
 
 
+# Size cap of one response body (model and detector calls): a chat completion of 12,000
+# tokens is well under 1 MiB, so 8 MiB only ever stops a runaway or hostile server.
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+
+
 class Sampling(Section):
     """Main-LLM request parameters (Table 12)."""
 
     temperature: Annotated[float, Strict(), Field(ge=0.0)] = 0.7
     top_p: Annotated[float, Strict(), Field(ge=0.0, le=1.0)] = 1.0
     max_tokens: PositiveInt = 12000
-    timeout_s: Seconds = 240.0
+    timeout_s: Seconds = 240.0  # wall-clock limit of one call, connect to last byte
     reasoning_patterns: tuple[Text, ...] = ("o1", "o3", "o4", "r1", "qwq")  # slugs that get no temperature/top_p
+    max_response_bytes: PositiveInt = DEFAULT_MAX_RESPONSE_BYTES  # a larger body is a response_too_large fault
 
 
 class ProtocolSwitches(Section):

@@ -96,6 +96,8 @@ ERROR_KINDS = (
     "content_policy",
     "bad_request",
     "unknown",
+    "timeout",  # no complete response within the call's deadline (sampling.timeout_s)
+    "response_too_large",  # response body past sampling.max_response_bytes
 )
 CUTOFF_SKIP = "skipped_training_cutoff"
 

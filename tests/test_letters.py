@@ -4,7 +4,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracleproto.arrays import joined_letters
 from oracleproto.letters import (
     AnswerFormatError,
     answer_indices,
@@ -14,6 +13,7 @@ from oracleproto.letters import (
     format_answers,
     is_canonical,
     join_letters,
+    joined_letters,
     letter,
     letter_index,
     letters,

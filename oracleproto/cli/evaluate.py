@@ -118,7 +118,6 @@ def evaluate(
     ),
     delta: Optional[int] = typer.Option(None, help=from_params("Days δ between prediction cutoff and resolution.", "admit.delta_days")),
     seed: Optional[int] = typer.Option(None, help=from_params("Seed of baseline:uniform.", "evaluate.seed")),
-    http_transport: str = typer.Option("lean", help="Model-call transport: lean (default, low CPU) | httpx (httpx's own pool)."),
     params: Optional[Path] = typer.Option(None, help=PARAMS_HELP),
     progress: bool = typer.Option(True, help="Show a progress bar on stderr."),
 ) -> None:
@@ -135,8 +134,6 @@ def evaluate(
         "min_search_calls": min_search_calls, "final_answer_retry": final_answer_retry, "seed": seed,
     }  # fmt: skip
     try:
-        if http_transport not in ("lean", "httpx"):
-            raise ValueError(f"--http-transport must be lean or httpx, got {http_transport!r}")
         config = load_params(params).overridden({
             "evaluate": flags,
             "admit": {"delta_days": delta},
@@ -154,11 +151,9 @@ def evaluate(
     try:
         if progress:
             with _ProgressDisplay() as display:
-                summary = run_evaluation(
-                    jobs, settings, out, cache_path=cache_file, progress=display, http_transport=http_transport
-                )
+                summary = run_evaluation(jobs, settings, out, cache_path=cache_file, progress=display)
         else:
-            summary = run_evaluation(jobs, settings, out, cache_path=cache_file, http_transport=http_transport)
+            summary = run_evaluation(jobs, settings, out, cache_path=cache_file)
     except EvaluationAborted as exc:
         fail(str(exc), code=ABORT_EXIT_CODE)
         return

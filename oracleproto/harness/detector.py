@@ -34,6 +34,12 @@ from typing import Any
 
 import httpx
 
+from oracleproto.harness.bounded_http import (
+    CallLimits,
+    make_http_client,
+    post_bounded,
+    raise_for_status,
+)
 from oracleproto.harness.faults import (
     DETECTOR_RETRY,
     MalformedResponseError,
@@ -42,7 +48,7 @@ from oracleproto.harness.faults import (
     call_with_retries,
     classify,
 )
-from oracleproto.harness.llm import ChannelMeter
+from oracleproto.harness.llm import ChannelMeter, encode_json
 from oracleproto.harness.replay import CallCache, CallContext
 from oracleproto.harness.search import (
     SearchHit,
@@ -50,11 +56,13 @@ from oracleproto.harness.search import (
     SearchSettings,
     record_or_replay,
 )
+from oracleproto.config import DEFAULT_MAX_RESPONSE_BYTES
 from oracleproto.harness.settings import SettingsError, read_key
 
 log = logging.getLogger(__name__)
 
 DETECTOR_CHANNEL = "detector"
+DETECTOR_ENDPOINT = "leak detector endpoint"  # how errors name it (no URL, no key)
 DETECTOR_FIELDS = ("title", "url", "published_date", "content", "raw_content", "cutoff_date")
 KEEP, DROP = "keep", "drop"
 INVALID_VERDICT = "invalid_verdict"
@@ -287,8 +295,9 @@ class DetectorSettings:
     api_key: str | None = field(default=None, repr=False)
     temperature: float = 0.0
     max_tokens: int = 512
-    timeout_s: float = 60.0
+    timeout_s: float = 60.0  # wall-clock limit of one call, connect to last byte
     concurrency: int = 5
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     def __post_init__(self) -> None:
         if not self.model or not self.model.strip():
@@ -297,6 +306,10 @@ class DetectorSettings:
             raise SettingsError(f"detector: model {self.model!r} ends in ':online' (a browsing model cannot audit leaks)")
         if self.concurrency < 1:
             raise SettingsError(f"detector: concurrency must be >= 1, got {self.concurrency}")
+        if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) or not self.timeout_s > 0:
+            raise SettingsError(f"detector: timeout_s must be a number > 0, got {self.timeout_s!r}")
+        if isinstance(self.max_response_bytes, bool) or not isinstance(self.max_response_bytes, int) or self.max_response_bytes < 1:
+            raise SettingsError(f"detector: max_response_bytes must be an integer >= 1, got {self.max_response_bytes!r}")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], *, model: str | None = None, require_endpoint: bool = True) -> DetectorSettings:
@@ -433,12 +446,16 @@ class LeakDetector:
         if self.settings.base_url is None:
             raise RuntimeError("detector has no endpoint (replay-only settings)")
         if self._client is None:
-            self._client = httpx.AsyncClient(base_url=self.settings.base_url, timeout=self.settings.timeout_s, transport=self._transport)
-        headers = {"Authorization": f"Bearer {self.settings.api_key}"} if self.settings.api_key else {}
-        response = await self._client.post("/chat/completions", json=request, headers=headers)
-        response.raise_for_status()
+            headers = {"Content-Type": "application/json", "Accept": "application/json"}
+            if self.settings.api_key:
+                headers["Authorization"] = f"Bearer {self.settings.api_key}"
+            self._client = make_http_client(self.settings.concurrency, headers, self._transport)
+        url = f"{self.settings.base_url.rstrip('/')}/chat/completions"
+        limits = CallLimits(self.settings.timeout_s, self.settings.max_response_bytes)
+        reply = await post_bounded(self._client, url, encode_json(request).encode(), limits, DETECTOR_ENDPOINT)
+        raise_for_status(reply, DETECTOR_ENDPOINT)
         try:
-            payload = response.json()
+            payload = json.loads(reply.content)
             content = payload["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise MalformedResponseError("detector reply is not a chat completion") from exc

@@ -43,12 +43,7 @@ from oracleproto.admission import admissible
 from oracleproto.config import SearchOptions
 from oracleproto.errors import OracleProtoError
 from oracleproto.harness.faults import AuthError, classify
-from oracleproto.harness.llm import (
-    BrowsingBarrierError,
-    ChannelMeter,
-    ChatClient,
-    make_transport,
-)
+from oracleproto.harness.llm import BrowsingBarrierError, ChannelMeter, ChatClient
 from oracleproto.harness.manifest import (
     build_manifest,
     detector_snapshot,
@@ -316,17 +311,9 @@ async def _open_channels(
         backend = factory(cache, settings, env)
         stack.push_async_callback(backend.aclose)
         search = MeteredSearch(backend, asyncio.Semaphore(settings.concurrency.search), meter)
-    transport = options["transport"]
-    if start.api_jobs and transport is None:
-        transport = make_transport(options["http_transport"], max_connections=settings.concurrency.llm * 2)
-        stack.push_async_callback(transport.aclose)
-    llm_slots = asyncio.Semaphore(settings.concurrency.llm)
-    clients = {
-        job.label: ChatClient(
-            start.endpoints[job.label], settings.sampling, cache, semaphore=llm_slots, transport=transport, meter=meter, sleep=options["sleep"]
-        )
-        for job in start.api_jobs
-    }
+    clients = _model_clients(start.endpoints, settings, cache, meter, options["transport"], options["sleep"])
+    for client in clients.values():
+        stack.push_async_callback(client.aclose)
     return {**start.providers, **clients}, search, cache, meter
 
 
@@ -379,6 +366,31 @@ def _finish(run: _Run, jobs: Sequence[EvalJob], snapshot: Mapping[str, Any], out
     )
 
 
+def _model_clients(
+    endpoints: Mapping[str, Endpoint],
+    settings: EvalSettings,
+    cache: CallCache,
+    meter: ChannelMeter,
+    transport: httpx.AsyncBaseTransport | None,
+    sleep: Callable[[float], Awaitable[Any]],
+) -> dict[str, ChatClient]:
+    """One chat client per API model label; all of them share the main-LLM semaphore (Table 20)."""
+    llm_slots = asyncio.Semaphore(settings.concurrency.llm)
+    return {
+        label: ChatClient(
+            endpoint,
+            settings.sampling,
+            cache,
+            semaphore=llm_slots,
+            max_connections=settings.concurrency.llm,
+            transport=transport,
+            meter=meter,
+            sleep=sleep,
+        )
+        for label, endpoint in endpoints.items()
+    }
+
+
 async def evaluate_async(
     jobs: Sequence[EvalJob],
     settings: EvalSettings,
@@ -390,19 +402,16 @@ async def evaluate_async(
     progress: ProgressCallback | None = None,
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     transport: httpx.AsyncBaseTransport | None = None,
-    http_transport: str = "lean",
 ) -> EvalSummary:
     """Run (or resume) an evaluation; see the module docstring for the layout.
 
-    ``http_transport`` picks the model-call transport when none is given: ``lean``
-    (default, see :class:`~oracleproto.harness.llm.LeanTransport`) or ``httpx`` (httpx's own
-    connection pool).
+    ``transport`` replaces httpx's network transport for the model calls (tests).
     """
     env = os.environ if env is None else env
     start = _start(jobs, settings, env)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    options = dict(cache_path=cache_path or out / CACHE_FILE, search_factory=search_factory, sleep=sleep, transport=transport, http_transport=http_transport)
+    options = dict(cache_path=cache_path or out / CACHE_FILE, search_factory=search_factory, sleep=sleep, transport=transport)
     async with contextlib.AsyncExitStack() as stack:
         stack.callback(_attach_log(out))
         providers, search, cache, meter = await _open_channels(start, settings, env, stack, options)

@@ -1,7 +1,9 @@
 """Call-error classification (paper Table 21) and per-channel retry policy (Table 20).
 
-Every outbound call (main LLM, search, detector) that fails is reduced to one of seven
-kinds by :func:`classify`. The order of the checks matters: transport failures first, then
+Every outbound call (main LLM, search, detector) that fails is reduced to one of nine
+kinds by :func:`classify`: the seven of Table 21, plus ``timeout`` (no complete response
+within the call's overall deadline, :func:`within_deadline`) and ``response_too_large`` (a
+body past the size cap). The order of the checks matters: transport failures first, then
 the HTTP status, and for a 400 the content-policy needles *before* the generic
 ``bad_request`` so a moderation refusal is never filed as a malformed request.
 
@@ -30,9 +32,14 @@ AUTH = "auth"
 CONTENT_POLICY = "content_policy"
 BAD_REQUEST = "bad_request"
 UNKNOWN = "unknown"
+# Beyond Table 21: a call past its overall deadline is retried like a network fault (the
+# provider may just be slow this once); a body past the size cap is not (the same request
+# would get the same oversized answer).
+TIMEOUT = "timeout"
+RESPONSE_TOO_LARGE = "response_too_large"
 
-CALL_ERROR_KINDS = (NETWORK, RATE_LIMIT, SERVER_5XX, AUTH, CONTENT_POLICY, BAD_REQUEST, UNKNOWN)
-RETRYABLE_KINDS = frozenset({NETWORK, RATE_LIMIT, SERVER_5XX})
+CALL_ERROR_KINDS = (NETWORK, RATE_LIMIT, SERVER_5XX, AUTH, CONTENT_POLICY, BAD_REQUEST, UNKNOWN, TIMEOUT, RESPONSE_TOO_LARGE)
+RETRYABLE_KINDS = frozenset({NETWORK, RATE_LIMIT, SERVER_5XX, TIMEOUT})
 
 # Lower-cased substrings of a 400 body that mark a provider's moderation refusal.
 CONTENT_POLICY_NEEDLES = (
@@ -203,21 +210,42 @@ class RetryPolicy:
 LLM_RETRY = RetryPolicy(
     backoff={
         NETWORK: (2, 5, 15, 30, 60),
+        TIMEOUT: (2, 5, 15, 30, 60),
         RATE_LIMIT: (10, 30, 60, 120, 300),
         SERVER_5XX: (5, 15, 30, 60, 120),
     },
     max_retries=5,
 )
 SEARCH_RETRY = RetryPolicy(
-    backoff={NETWORK: (2, 5, 15), SERVER_5XX: (2, 5, 15), RATE_LIMIT: (2, 5, 15)},
+    backoff={NETWORK: (2, 5, 15), TIMEOUT: (2, 5, 15), SERVER_5XX: (2, 5, 15), RATE_LIMIT: (2, 5, 15)},
     max_retries=3,
 )
 DETECTOR_RETRY = RetryPolicy(
-    backoff={NETWORK: (2, 5, 15), SERVER_5XX: (2, 5, 15), RATE_LIMIT: (2, 5, 15)},
+    backoff={NETWORK: (2, 5, 15), TIMEOUT: (2, 5, 15), SERVER_5XX: (2, 5, 15), RATE_LIMIT: (2, 5, 15)},
     max_retries=3,
 )
 
 T = TypeVar("T")
+
+
+async def within_deadline(operation: Awaitable[T], seconds: float, what: str) -> T:
+    """``await operation``, or a ``timeout`` :class:`CallError` once ``seconds`` have passed.
+
+    One wall-clock limit over the whole exchange (connect, send, every read), where an
+    HTTP client's per-read timeouts restart on each byte: a server that trickles its
+    headers or an endless body one byte at a time never trips those. ``what`` names the
+    call in the message (it must hold no secret).
+    """
+    deadline = asyncio.timeout(seconds)
+    try:
+        async with deadline:
+            return await operation
+    except Exception as exc:
+        # asyncio turns its own cancellation into TimeoutError, but a library under it may
+        # have converted the CancelledError into an error of its own on the way out
+        if deadline.expired():
+            raise CallError(TIMEOUT, f"{what}: no complete response within {seconds:g} s") from exc
+        raise
 
 
 @dataclass

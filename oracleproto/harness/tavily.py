@@ -7,8 +7,9 @@ Each search sends ``end_date = χ`` with the Table 12 settings. The bounded retr
 - ``rate_limit`` (429, 432/433, or any 4xx whose body says the quota is spent): cool the
   key down for its ``Retry-After`` (else the pool cooldown) and swap at once; when every
   key is cooling, wait for the first one within the retry budget;
-- ``network`` / ``server_5xx`` (timeouts, resets, a 200 that is not a JSON object): wait
-  2, 5, 15 s (all three entries used: four attempts) and retry, key untouched;
+- ``network`` / ``timeout`` / ``server_5xx`` (resets, a 200 that is not a JSON object, no
+  complete answer within ``timeout_s``): wait 2, 5, 15 s (all three entries used: four
+  attempts) and retry, key untouched;
 - anything else (400, 404, …): give up at once, retrying cannot help.
 
 The loop never raises: a search that fails for good becomes an outcome with ``error``
@@ -37,10 +38,13 @@ from oracleproto.harness.faults import (
     NETWORK,
     RATE_LIMIT,
     SEARCH_RETRY,
+    SERVER_5XX,
+    TIMEOUT,
     MalformedResponseError,
     RetryPolicy,
     classify,
     retry_after_of,
+    within_deadline,
 )
 from oracleproto.harness.keypool import (
     AllKeysExhausted,
@@ -70,7 +74,7 @@ BASE_URL_ENV = "TAVILY_BASE_URL"
 DEFAULT_BASE_URL = "https://api.tavily.com"
 SEARCH_CHANNEL = "search"
 QUOTA_STATUSES = (432, 433)  # Tavily: plan / pay-as-you-go limit exceeded
-RETRIED_KINDS = (NETWORK, "server_5xx")
+RETRIED_KINDS = (NETWORK, TIMEOUT, SERVER_5XX)
 
 
 def fault_kind(exc: BaseException) -> str:
@@ -252,7 +256,10 @@ class TavilyBackend:
             )
             self._http.append(http)
             client = self._clients[lease.index] = AsyncTavilyClient(api_key=lease.key, api_base_url=self._base_url, client=http)
-        return await client.search(**request, timeout=self.settings.timeout_s)
+        # timeout_s bounds the whole search (connect to last byte); the same value handed to
+        # tavily-python only sets httpx's per-read limits, which a trickling server never trips
+        timeout = self.settings.timeout_s
+        return await within_deadline(client.search(**request, timeout=timeout), timeout, "Tavily search")
 
     async def aclose(self) -> None:
         for http in self._http:

@@ -106,20 +106,6 @@ def test_help_has_examples_and_the_params_defaults():
     assert "[params: evaluate.trials, default 3]" in " ".join(result.output.split())
 
 
-def test_httpx_transport_gives_the_same_answers(split, tmp_path):
-    directory, params = split
-    args = ["--questions", str(directory / "test.parquet"), "--model", "vendor/model", "--params", str(params)]
-    with OpenAIServer(SearchThenAnswer(searches=0)) as server:
-        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": KEY}
-        lean = invoke([*args, "--out", str(tmp_path / "lean")], env)
-        plain = invoke([*args, "--out", str(tmp_path / "httpx"), "--http-transport", "httpx"], env)
-    assert lean.exit_code == 0 and plain.exit_code == 0, plain.output
-    columns = ["model", "q_id", "trial", "pred", "messages", "response_id"]
-    assert pq.read_table(tmp_path / "lean" / "trials.parquet", columns=columns).equals(
-        pq.read_table(tmp_path / "httpx" / "trials.parquet", columns=columns)
-    )
-
-
 def test_tavily_and_llm_detector_from_the_environment(split, tmp_path):
     from tests.harness.test_evaluate_stack import judge, researcher
     from tests.servers.tavily_server import TavilyStub, result

@@ -231,6 +231,13 @@ def test_replay_settings_need_only_the_model():
     assert s.base_url is None and s.api_key is None
 
 
+@pytest.mark.parametrize("limits", [{"timeout_s": 0}, {"timeout_s": -1.0}, {"max_response_bytes": 0}, {"max_response_bytes": "1MB"}])
+def test_call_limits_must_be_positive(limits):
+    with pytest.raises(SettingsError, match=next(iter(limits))):
+        DetectorSettings(model="d", base_url="http://d", **limits)
+    assert DetectorSettings(model="d", base_url="http://d").max_response_bytes == 8 * 1024 * 1024
+
+
 # ---------------------------------------------------------------------------------------
 # LLM detector against the loopback chat server
 def user_text(body):
@@ -322,11 +329,13 @@ def test_faults_are_classified_and_fail_closed(fault, kind, attempts):
     assert len(server.requests) == attempts
 
 
-def test_timeouts_fail_closed_as_network():
+def test_timeouts_are_retried_like_network_then_fail_closed():
+    sleeps = Sleeps()
     stall = Fault("stall", stall_s=0.4)
     with OpenAIServer(judge_by_marker, fault_plan=lambda body, seen: stall) as server:
-        (verdict,) = judge(detector_for(server, timeout_s=0.05), [hit()])
-    assert verdict.verdict == "failed:network" and verdict.faults == ("network",) * 3
+        (verdict,) = judge(detector_for(server, sleeps=sleeps, timeout_s=0.05), [hit()])
+    assert verdict.verdict == "failed:timeout" and verdict.faults == ("timeout",) * 3
+    assert len(server.requests) == 4 and sleeps.waits == [2, 5, 15]
 
 
 def test_unreachable_detector_fails_closed():

@@ -11,12 +11,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from oracleproto.admission import admissible
-from oracleproto.config import Score, parse_params
+from oracleproto.config import Sampling, Score, parse_params
 from oracleproto.harness.evaluate import EvaluationAborted, evaluate
 from oracleproto.harness.plan import eval_settings, model_spec
 from oracleproto.harness.questions import EvalJob, EvaluationError, QuestionSet
 from oracleproto.harness.runstore import RunStore, RunStoreError
-from oracleproto.harness.settings import Budgets, EvalSettings, ModelSpec, SettingsError
+from oracleproto.harness.settings import (
+    Budgets,
+    EvalSettings,
+    ModelSpec,
+    SettingsError,
+)
 from oracleproto.io import write_parquet
 from oracleproto.letters import letters
 from oracleproto.prompts import BELIEF_PROTOCOL, ProtocolSwitches, text_hash16
@@ -185,6 +190,20 @@ def test_fault_storm_is_classified_and_the_run_completes(questions_path, tmp_pat
     assert summary.errors == {"content_policy": sum(1 for r in table if r["error"])}
     log = (tmp_path / "run" / "logs" / "evaluate.log").read_text()
     assert "content_policy" in log
+
+
+def test_calls_past_their_deadline_become_timeout_rows_the_scorer_counts(questions_path, tmp_path):
+    stall = Fault("stall", stall_s=0.5)
+    plan = lambda body, seen: stall if "indicator 6 " in body["messages"][0]["content"] else None  # noqa: E731
+    settings = SETTINGS.model_copy(update={"sampling": Sampling(timeout_s=0.2)})
+    with OpenAIServer(SearchThenAnswer(searches=1), fault_plan=plan) as server:
+        summary_line, _ = run_api(questions_path, tmp_path / "run", server, settings=settings)
+    errors = [(r["q_id"], r["error"]) for r in read_trials(tmp_path / "run").to_pylist() if r["error"]]
+    assert errors == [("q06", "timeout")] * 3 and summary_line.errors == {"timeout": 3}
+    # every attempt (1 + 5 retries, as for a network fault) of each trial's first call hit the deadline
+    assert sum(1 for body in server.chat_bodies() if "indicator 6 " in body["messages"][0]["content"]) == 3 * 6
+    scored = summary(score_file(tmp_path / "run" / "trials.parquet", Score(bootstrap=0)))["vendor/model"]
+    assert scored["call_error_rate"] == pytest.approx(3 / 90)
 
 
 def test_record_then_replay_offline_is_byte_identical(questions_path, tmp_path):

@@ -5,6 +5,8 @@ import pytest
 
 from oracleproto.harness import faults as errors
 from oracleproto.harness.faults import (
+    CALL_ERROR_KINDS,
+    DETECTOR_RETRY,
     LLM_RETRY,
     SEARCH_RETRY,
     CallError,
@@ -14,7 +16,9 @@ from oracleproto.harness.faults import (
     call_with_retries,
     classify,
     parse_retry_after,
+    within_deadline,
 )
+from oracleproto.schema import ERROR_KINDS
 
 
 def status_error(status: int, body: str = "", headers: dict | None = None) -> httpx.HTTPStatusError:
@@ -116,6 +120,64 @@ def test_retry_after_is_honoured_but_bounded():
 
 def test_search_policy_uses_all_three_backoffs():
     assert [SEARCH_RETRY.delay("network", i) for i in range(4)] == [2, 5, 15, None]
+
+
+@pytest.mark.parametrize("policy", [LLM_RETRY, SEARCH_RETRY, DETECTOR_RETRY], ids=["llm", "search", "detector"])
+def test_a_timeout_is_retried_like_network_and_an_oversized_body_never(policy):
+    budget = policy.max_retries + 1
+    assert [policy.delay("timeout", i) for i in range(budget)] == [policy.delay("network", i) for i in range(budget)]
+    assert policy.delay("timeout", 0) is not None
+    assert policy.delay("response_too_large", 0) is None
+
+
+def test_every_call_error_kind_is_a_trial_error_kind():
+    # the trial table's error column (validated by the scorer) must accept whatever a call can end in
+    assert set(CALL_ERROR_KINDS) <= set(ERROR_KINDS)
+    assert {"timeout", "response_too_large"} <= set(CALL_ERROR_KINDS)
+
+
+def test_within_deadline_turns_the_expiry_into_a_timeout_call_error():
+    async def stall():
+        await asyncio.sleep(10)
+
+    error, seconds = run(_elapsed(within_deadline(stall(), 0.05, "slow endpoint")))
+    assert isinstance(error, CallError) and error.kind == "timeout" and "slow endpoint" in error.message
+    assert seconds < 1
+
+
+def test_within_deadline_passes_results_and_other_failures_through():
+    async def answer():
+        return 42
+
+    async def fail():
+        raise TimeoutError("an inner library's own timeout, not the deadline")
+
+    assert run(within_deadline(answer(), 1, "x")) == 42
+    with pytest.raises(TimeoutError, match="inner library"):
+        run(within_deadline(fail(), 1, "x"))
+
+
+def test_within_deadline_classifies_a_cancellation_a_library_converted():
+    # httpcore/anyio may turn the deadline's CancelledError into an error of their own
+    async def converts():
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            raise httpx.ReadError("connection torn down") from None
+
+    error, _ = run(_elapsed(within_deadline(converts(), 0.05, "x")))
+    assert isinstance(error, CallError) and error.kind == "timeout"
+
+
+async def _elapsed(awaitable):
+    """(the exception raised or None, seconds taken)."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    try:
+        await awaitable
+    except Exception as exc:
+        return exc, loop.time() - started
+    return None, loop.time() - started
 
 
 def run(coro):

@@ -1,8 +1,10 @@
 import asyncio
 import json
+import socket
 import threading
 import time
 
+import httpx
 import pytest
 
 from oracleproto.config import Sampling
@@ -14,7 +16,7 @@ from oracleproto.harness.llm import (
     build_chat_request,
     canonical_assistant_message,
     check_response_body,
-    make_transport,
+    encode_chat_request,
 )
 from oracleproto.harness.react import WEB_SEARCH_TOOL
 from oracleproto.harness.replay import CallCache, CallContext, ReplayMissError
@@ -26,6 +28,7 @@ from tests.servers.openai_server import (
     content_reply,
     status_fault,
 )
+from tests.servers.raw_server import RawServer, response_bytes
 
 KEY = "sk-test-KEY-0123456789abcdef"
 SPEC = ModelSpec(label="m", slug="vendor/chat-model")
@@ -178,47 +181,47 @@ def test_dropped_fresh_connection_is_a_network_retry():
     assert waits == [2] and result.message["content"] and len(server.requests) == 2
 
 
-def test_reused_connection_closed_by_the_server_is_retried_transparently():
-    async def two_calls(server):
-        client = ChatClient(Endpoint(server.base_url, KEY), Sampling(), CallCache(None, "off"), semaphore=asyncio.Semaphore(1))
-        try:
-            first = await client.complete(SPEC, MESSAGES, [], CTX)
-            second = await client.complete(SPEC, MESSAGES, [], CallContext("m", "q2", 1, 1))
-            return first, second
-        finally:
-            await client.aclose()
+def test_chunked_told_to_close_and_truncated_replies():
+    """Wire forms a provider may use: a 429 that closes the connection (its Retry-After is
+    honoured), a reply cut short of its Content-Length (a network fault), then a chunked
+    reply with a chunk extension."""
+    reply = json.dumps(content_reply("\\boxed{Yes}", {"messages": MESSAGES})).encode()
+    half = len(reply) // 2
 
-    plan = lambda body, seen: Fault("drop") if seen == 1 else None  # noqa: E731 (the same body, second time)
-    with OpenAIServer(SearchThenAnswer(searches=0), fault_plan=plan) as server:
-        first, second = run(two_calls(server))
-    assert first.message == second.message and len(server.requests) == 3
+    def told_to_close(conn):
+        conn.sendall(response_bytes(429, b'{"error": {"message": "slow down"}}', [("connection", " Close"), ("Retry-After", "7")]))
 
+    def truncated(conn):
+        conn.sendall(response_bytes(200, reply)[: -half])
+        conn.shutdown(socket.SHUT_RDWR)
 
-def test_lean_transport_reads_chunked_and_close_delimited_bodies():
-    from oracleproto.harness.llm import header_value, parse_http_response, split_headers
+    def chunked(conn):
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        first, second = reply[:half], reply[half:]
+        conn.sendall(head + b"%x\r\n%s\r\n%x;x=1\r\n%s\r\n0\r\n\r\n" % (len(first), first, len(second), second))
 
-    chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nWiki\r\n5;x=1\r\npedia\r\n0\r\n\r\n"
-    status, head, body, keep_alive = parse_http_response(chunked, False, "POST")
-    assert (status, body, keep_alive) == (200, b"Wikipedia", True)
-    assert split_headers(head) == [(b"Transfer-Encoding", b"chunked")]
-    assert parse_http_response(chunked[:-2], False, "POST") is None
-    closing = b"HTTP/1.0 200 OK\r\nX: y\r\n\r\nbody"
-    assert parse_http_response(closing, False, "POST") is None
-    assert parse_http_response(closing, True, "POST") == (200, b"HTTP/1.0 200 OK\r\nX: y", b"body", False)
-    told_to_close = b"HTTP/1.1 429 Too Many\r\nconnection:  Close\r\nRetry-After: 7\r\ncontent-length: 2\r\n\r\n{}"
-    status, head, body, keep_alive = parse_http_response(told_to_close, False, "POST")
-    assert (status, body, keep_alive) == (429, b"{}", False)
-    assert header_value(head, b"retry-after") == "7"
-    with pytest.raises(ValueError, match="of 10 body bytes"):
-        parse_http_response(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", True, "POST")
+    scripts = [told_to_close, truncated, chunked]
+    waits = []
+    with RawServer(lambda conn: scripts.pop(0)(conn)) as server:
+        result = run(complete(type("S", (), {"base_url": server.url})(), waits=waits))
+    assert result.message["content"] == "\\boxed{Yes}"
+    assert waits == [7.0, 5] and server.requests == 3  # Retry-After, then the network sequence at attempt 1
 
 
-def test_timeout_is_a_network_error():
+def test_a_stalled_call_is_a_timeout_retried_like_a_network_fault():
     waits = []
     plan = faults_then_ok(Fault("stall", stall_s=0.6))
     with OpenAIServer(SearchThenAnswer(searches=0), fault_plan=plan) as server:
         result = run(complete(server, waits=waits, sampling=Sampling(timeout_s=0.2)))
-    assert waits == [2] and result.message["content"]
+    assert waits == [2] and result.message["content"] and len(server.requests) == 2
+
+
+def test_a_stall_past_every_retry_leaves_as_a_timeout():
+    policy = RetryPolicy(backoff={"timeout": (0,)}, max_retries=1)
+    with OpenAIServer(SearchThenAnswer(searches=0), fault_plan=lambda body, seen: Fault("stall", stall_s=0.6)) as server:
+        with pytest.raises(CallError) as info:
+            run(complete(server, sampling=Sampling(timeout_s=0.2), retry=policy))
+    assert info.value.kind == "timeout" and "0.2 s" in info.value.message and len(server.requests) == 2
 
 
 @pytest.mark.parametrize(
@@ -326,18 +329,44 @@ def test_semaphore_caps_concurrency():
             in_flight["now"] -= 1
         return content_reply("\\boxed{Yes}", body)
 
-    async def many(server, transport):
-        client = ChatClient(Endpoint(server.base_url, KEY), Sampling(), CallCache(None, "off"),
-                            semaphore=asyncio.Semaphore(3), transport=transport)
+    async def many(server):
+        client = ChatClient(Endpoint(server.base_url, KEY), Sampling(), CallCache(None, "off"), semaphore=asyncio.Semaphore(3))
         contexts = [CallContext("m", f"q{i}", 1, 1) for i in range(9)]
-        await asyncio.gather(*(client.complete(SPEC, MESSAGES, [], c) for c in contexts))
-        await transport.aclose()
+        try:
+            await asyncio.gather(*(client.complete(SPEC, MESSAGES, [], c) for c in contexts))
+        finally:
+            await client.aclose()
 
-    for kind in ("lean", "httpx"):  # both transports behave the same
-        in_flight["max"] = 0
-        with OpenAIServer(slow_brain) as server:
-            run(many(server, make_transport(kind)))
-        assert in_flight["max"] == 3
+    with OpenAIServer(slow_brain) as server:
+        run(many(server))
+    assert in_flight["max"] == 3
+
+
+def test_an_injected_transport_gets_the_cache_key_bytes_and_the_key_header():
+    """Tests (and only tests) replace httpx's network transport through ``transport=``."""
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=content_reply("\\boxed{Yes}", json.loads(request.content)))
+
+    async def one_call():
+        client = ChatClient(
+            Endpoint("http://model.invalid/v1", KEY), Sampling(), CallCache(None, "off"),
+            semaphore=asyncio.Semaphore(1), transport=httpx.MockTransport(handler),
+        )
+        try:
+            return await client.complete(SPEC, MESSAGES, [], CTX)
+        finally:
+            await client.aclose()
+
+    result = run(one_call())
+    (request,) = seen
+    assert str(request.url) == "http://model.invalid/v1/chat/completions"
+    assert request.headers["authorization"] == f"Bearer {KEY}" and request.headers["content-type"] == "application/json"
+    # the bytes on the wire are the cache-key text: one encoding per call
+    assert request.content.decode() == encode_chat_request(build_chat_request(SPEC, Sampling(), MESSAGES, []))
+    assert result.message["content"] == "\\boxed{Yes}"
 
 
 def test_http10_server_without_content_length():

@@ -97,7 +97,7 @@ def test_fault_storm_completes_classifies_and_drops_fail_closed_then_replays(tmp
 
     # Tavily faults, each classified; the search still completed.
     assert recorded.error is None
-    assert recorded.audit["faults"] == ["rate_limit", "server_5xx", "network", "network"]
+    assert recorded.audit["faults"] == ["rate_limit", "server_5xx", "timeout", "network"]
     assert all(r.body["end_date"] == "2025-03-01" for r in tavily_requests)
     # Both layers, fail-closed: the garbage-verdict page is dropped and recorded as such.
     assert recorded.audit["heuristic_verdicts"][1] == "drop:published_after_cutoff:2025-03-05"

@@ -6,7 +6,15 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
-from oracleproto.config import Baseline, Concurrency, Sampling, SearchOptions
+from oracleproto.config import (
+    Baseline,
+    Concurrency,
+    Sampling,
+    SearchOptions,
+    parse_params,
+)
+from oracleproto.errors import ConfigError
+from oracleproto.harness.plan import eval_settings
 from oracleproto.harness.settings import (
     BASELINES,
     SECRETS,
@@ -30,7 +38,25 @@ def test_paper_defaults():
     assert (b.max_steps, b.max_search_calls, b.max_results, b.trials, b.delta_days) == (6, 4, 5, 3, 1)
     s = Sampling()
     assert (s.temperature, s.top_p, s.max_tokens, s.timeout_s) == (0.7, 1.0, 12000, 240.0)
+    assert s.max_response_bytes == 8 * 1024 * 1024
     assert Concurrency() == Concurrency(llm=5, search=5, detector=5)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [({"timeout_s": 0}, "timeout_s"), ({"timeout_s": "60"}, "timeout_s"), ({"max_response_bytes": 0}, "max_response_bytes"),
+     ({"max_response_bytes": 1.5}, "max_response_bytes"), ({"max_response_bytes": True}, "max_response_bytes")],
+)
+def test_call_limits_must_be_positive(kwargs, name):
+    with pytest.raises(ConfigError, match=name):
+        Sampling.checked(**kwargs)
+
+
+def test_call_limits_come_from_params():
+    settings = eval_settings(parse_params({"evaluate": {"sampling": {"timeout_s": 30.0, "max_response_bytes": 1024}}}))
+    assert (settings.sampling.timeout_s, settings.sampling.max_response_bytes) == (30, 1024)
+    with pytest.raises(ConfigError, match="max_response_bytes"):
+        parse_params({"evaluate": {"sampling": {"max_response_bytes": -1}}})
 
 
 @pytest.mark.parametrize(

@@ -214,11 +214,12 @@ def test_malformed_200_is_a_network_fault_and_retried(stub):
     assert out.error is None and out.audit["faults"] == ["network", "network"]
 
 
-def test_timeout_is_a_network_fault(stub):
+def test_timeout_is_retried_like_a_network_fault(stub):
     stub.fail_next(Fault(200, body={"results": []}, delay_s=0.6))
     settings = SearchSettings(detector_mode="off", timeout_s=0.1)
-    out = search(backend(stub, settings=settings))
-    assert out.error is None and out.audit["faults"] == ["network"]
+    sleeps = Sleeps()
+    out = search(backend(stub, settings=settings, sleeps=sleeps))
+    assert out.error is None and out.audit["faults"] == ["timeout"] and sleeps.waits == [2]
 
 
 def test_bad_request_is_not_retried(stub):

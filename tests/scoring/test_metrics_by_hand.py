@@ -61,6 +61,14 @@ def test_trial_classes_and_rates():
     assert one(s["call_error_rate"]) == pytest.approx(1 / 3)
 
 
+def test_deadline_and_size_cap_errors_are_call_errors():
+    rows = trials("q1", YES_NO, "A", ["A", ("error", "timeout"), ("error", "response_too_large")])
+    s = score(rows)  # the scorer validates the error column first: both kinds must pass it
+    assert one(s["call_error_rate"]) == pytest.approx(2 / 3)
+    assert one(s["validity_rate"]) == pytest.approx(1 / 3)
+    assert one(s["n_trials"]) == 1 and one(s["pass1_avg"]) == 1.0
+
+
 def test_rates_null_when_nothing_is_eligible():
     s = score(trials("q1", YES_NO, "A", [("error", "skipped_training_cutoff")] * 3))
     for name in ("validity_rate", "parse_failure_rate", "call_error_rate", "composite_accuracy", "pass1_avg", "cohen_kappa", "fss"):

@@ -36,7 +36,7 @@ def error_of(rows) -> str:
         ([row(pred="D")], "pred", "pred_within_options"),
         ([row(answer="A, E", choice_type="multi")], "answer", "answer_out_of_range"),
         ([row(answer="A, B")], "choice_type", "choice_type_mismatch"),
-        ([row(error="timeout", pred=None)], "error", "error_kind_known"),
+        ([row(error="overheated", pred=None)], "error", "error_kind_known"),
         ([row(question_type="numeric")], "question_type", "question_type_mismatch"),
         ([row(choice_type="several")], "choice_type", "choice_type_mismatch"),
         ([row(trial=0)], "trial", "trial_positive"),

@@ -1,0 +1,121 @@
+"""Bounded HTTP exchanges for the model and leak-detector calls: httpx under a deadline and a size cap.
+
+Both channels POST one JSON body to an OpenAI-compatible endpoint through
+``httpx.AsyncClient`` and hold the whole exchange to two limits (:class:`CallLimits`):
+
+- a wall-clock deadline from connect to last byte (:func:`~oracleproto.harness.faults.within_deadline`),
+  so a server that trickles its headers or an endless body ends as a ``timeout``;
+- a cap on the body, counted while it streams in, so an oversized or endless body ends as
+  ``response_too_large`` after at most one network read past the cap.
+
+Malformed HTTP (a bogus status line, conflicting Content-Length, a header that never ends)
+is httpx's to reject: h11 raises ``RemoteProtocolError``, classified ``network``.
+
+Why plain httpx rather than the ``openai`` SDK (with ``max_retries=0``): httpx is already a
+dependency; the request body is sent as the exact bytes that keyed the call cache (the SDK
+re-encodes a dict); retries, classification and status handling are ours (Table 20/21), so
+the SDK's own layer of them would only have to be switched off; and its response models
+cost CPU on every call for fields the harness reads itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import httpx
+
+from oracleproto.harness.faults import (
+    AUTH,
+    RESPONSE_TOO_LARGE,
+    AuthError,
+    CallError,
+    classify_status,
+    parse_retry_after,
+    within_deadline,
+)
+from oracleproto.harness.settings import SECRETS
+
+ERROR_BODY_CHARS = 300  # of a provider's error body, quoted in a CallError message
+
+
+@dataclass(frozen=True)
+class CallLimits:
+    """What one call may cost: wall-clock seconds and response-body bytes."""
+
+    deadline_s: float
+    max_response_bytes: int
+
+
+@dataclass(frozen=True)
+class HttpReply:
+    """A fully read response: status, headers, body and the exchange's wall time."""
+
+    status: int
+    headers: httpx.Headers
+    content: bytes
+    latency_ms: int
+
+
+def make_http_client(
+    max_connections: int,
+    headers: Mapping[str, str],
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> httpx.AsyncClient:
+    """An ``AsyncClient`` for one channel: ``max_connections`` kept alive, no per-phase timeouts.
+
+    The channel's semaphore already caps calls in flight, so a pool of that size never
+    makes a call wait for a connection and keeps every connection warm between calls.
+    httpx's own timeouts are off (``None``): :func:`post_bounded`'s deadline covers connect,
+    pool, write and every read at once, and a per-read timeout of the same length would
+    only race it to report the same stall as a ``network`` fault. ``transport`` is for
+    tests (``httpx.MockTransport``); its own limits then apply.
+    """
+    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+    return httpx.AsyncClient(headers=dict(headers), timeout=None, limits=limits, transport=transport)
+
+
+async def read_capped(response: httpx.Response, max_bytes: int, what: str) -> bytes:
+    """The (decoded) body, read chunk by chunk; a ``response_too_large`` CallError past ``max_bytes``.
+
+    Counted after Content-Encoding is undone, so the cap is on what the harness would
+    hold in memory, whatever the wire size or the Content-Length claim.
+    """
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > max_bytes:
+            raise CallError(RESPONSE_TOO_LARGE, f"{what}: response body exceeds {max_bytes} bytes; reading stopped")
+    return bytes(body)
+
+
+async def post_bounded(client: httpx.AsyncClient, url: str, payload: bytes, limits: CallLimits, what: str) -> HttpReply:
+    """POST ``payload`` and read the whole reply within ``limits`` (the reply may be any status).
+
+    ``what`` names the endpoint in error messages (no URL, no key).
+    """
+    started = time.perf_counter()
+
+    async def exchange() -> HttpReply:
+        async with client.stream("POST", url, content=payload) as response:
+            content = await read_capped(response, limits.max_response_bytes, what)
+        return HttpReply(response.status_code, response.headers, content, round((time.perf_counter() - started) * 1000))
+
+    return await within_deadline(exchange(), limits.deadline_s, what)
+
+
+def raise_for_status(reply: HttpReply, what: str) -> None:
+    """Nothing for a status below 400; else the classified CallError (AuthError for 401/403).
+
+    The message quotes the start of the provider's body, scrubbed of every registered key
+    (a provider may echo the key it rejected).
+    """
+    if reply.status < 400:
+        return
+    text = reply.content.decode("utf-8", "replace")
+    kind = classify_status(reply.status, text.lower())
+    message = f"HTTP {reply.status} from {what}: {SECRETS.scrub(text)[:ERROR_BODY_CHARS]}"
+    if kind == AUTH:
+        raise AuthError(message, status=reply.status)
+    raise CallError(kind, message, status=reply.status, retry_after=parse_retry_after(reply.headers.get("retry-after")))
