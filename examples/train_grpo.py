@@ -22,8 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tiny_model import build_model, build_tokenizer, texts_of  # noqa: E402
 
+from oracleproto.errors import InputError
 from oracleproto.export.rewards import forecast_reward  # noqa: E402
-from oracleproto.publish.load import LoadError, load_config  # noqa: E402
+from oracleproto.publish.load import load_config
 
 COLUMNS = ["prompt", "answer", "question_type", "options", "choice_type"]
 
@@ -36,7 +37,7 @@ def main() -> int:
     args = parser.parse_args()
     try:
         train = load_config(args.hub, "rl")["train"]
-    except (LoadError, KeyError) as exc:
+    except (InputError, KeyError) as exc:
         print(f"error: no rl train split in {args.hub} ({exc})", file=sys.stderr)
         return 1
     train = train.select_columns(COLUMNS).select(range(min(args.rows, train.num_rows)))

@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tiny_model import build_model, build_tokenizer, texts_of  # noqa: E402
 
-from oracleproto.publish.load import LoadError, load_config  # noqa: E402
+from oracleproto.errors import InputError
+from oracleproto.publish.load import load_config
 
 
 def main() -> int:
@@ -30,7 +31,7 @@ def main() -> int:
     args = parser.parse_args()
     try:
         train = load_config(args.hub, "sft")["train"]
-    except (LoadError, KeyError) as exc:
+    except (InputError, KeyError) as exc:
         print(f"error: no sft train split in {args.hub} ({exc}); evaluate an API model on the train split first", file=sys.stderr)
         return 1
     train = train.select_columns(["messages", "tools"])

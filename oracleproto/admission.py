@@ -16,15 +16,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import ConfigError
 
 DEFAULT_DELTA_DAYS = 1
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _MONTH = re.compile(r"^\d{4}-\d{2}$")
 
 
-class AdmissionError(OracleProtoError, ValueError):
-    """Bad admission parameters (a cutoff that is not a date, δ < 1, …)."""
 
 
 def parse_cutoff(value: str | dt.date, model: str = "?") -> dt.date:
@@ -41,7 +39,7 @@ def parse_cutoff(value: str | dt.date, model: str = "?") -> dt.date:
             return dt.date(year, month, calendar.monthrange(year, month)[1])
     except ValueError:
         pass
-    raise AdmissionError(f"model {model!r}: cutoff {value!r} is not YYYY-MM-DD or YYYY-MM")
+    raise ConfigError(f"model {model!r}: cutoff {value!r} is not YYYY-MM-DD or YYYY-MM")
 
 
 def prediction_cutoff(end_time: dt.date, delta_days: int) -> dt.date:

@@ -38,7 +38,7 @@ from pydantic import (
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from oracleproto.admission import AdmissionError, parse_cutoff
+from oracleproto.admission import parse_cutoff
 from oracleproto.errors import ConfigError
 
 DEFAULT_PARAMS = Path("params.yaml")
@@ -88,7 +88,7 @@ def _env_name(value: str) -> str:
 def _cutoff(value: Any) -> dt.date:
     try:
         return parse_cutoff(value)
-    except AdmissionError:
+    except ConfigError:
         raise ValueError(f"must be YYYY-MM-DD, or YYYY-MM for that month's last day, got {value!r}") from None
 
 

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from oracleproto import SCHEMA_VERSION
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import InputError
 from oracleproto.schema import TABLE_METADATA_KEY
 
 _PARQUET_OPTIONS = dict(
@@ -73,8 +73,6 @@ def round_float_columns(table: pa.Table) -> pa.Table:
     return table
 
 
-class SourceReadError(OracleProtoError, RuntimeError):
-    """A file could not be read; the message names the path and the cause."""
 
 
 @contextmanager
@@ -195,7 +193,7 @@ def read_parquet(path: str | os.PathLike[str], columns: Sequence[str] | None = N
     try:
         return pq.ParquetFile(path).read(columns=columns)
     except (OSError, pa.ArrowException) as exc:
-        raise SourceReadError(f"cannot read parquet {path}: {exc}") from exc
+        raise InputError(f"cannot read parquet {path}: {exc}") from exc
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -209,12 +207,12 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise SourceReadError(f"cannot read {path}: line {lineno} is not JSON ({exc.msg})") from exc
+                    raise InputError(f"cannot read {path}: line {lineno} is not JSON ({exc.msg})") from exc
                 if not isinstance(obj, dict):
-                    raise SourceReadError(f"cannot read {path}: line {lineno} is not a JSON object")
+                    raise InputError(f"cannot read {path}: line {lineno} is not a JSON object")
                 records.append(obj)
     except OSError as exc:
-        raise SourceReadError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     return records
 
 
@@ -226,4 +224,4 @@ def read_table(path: str | os.PathLike[str]) -> pa.Table:
     if suffix in (".jsonl", ".json", ".ndjson"):
         records = read_jsonl(path)
         return pa.Table.from_pylist(records) if records else pa.table({})
-    raise SourceReadError(f"cannot read {path}: unsupported file type {suffix or '(none)'} (use .parquet or .jsonl)")
+    raise InputError(f"cannot read {path}: unsupported file type {suffix or '(none)'} (use .parquet or .jsonl)")

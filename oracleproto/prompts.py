@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 
 from oracleproto.config import ProtocolSwitches
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import InputError
 from oracleproto.letters import letter
 from oracleproto.schema import CHOICE_TYPES, TABLE_METADATA_KEY
 
@@ -82,8 +82,6 @@ DEFAULT_TEMPLATES: dict[str, str] = {
 }
 
 
-class TemplateError(OracleProtoError, ValueError):
-    """Templates that cannot render: a missing key, a bad placeholder, a bad question."""
 
 
 @dataclass(frozen=True)
@@ -114,14 +112,14 @@ def check_templates(templates: Mapping[str, str]) -> None:
     """All eight keys present and ``prompt_template`` uses only :data:`PROMPT_FIELDS`."""
     missing = [key for key in TEMPLATE_KEYS if key not in templates]
     if missing:
-        raise TemplateError(f"prompt templates lack required key(s) {missing} (paper Table 10 lists eight)")
+        raise InputError(f"prompt templates lack required key(s) {missing} (paper Table 10 lists eight)")
     try:
         fields = {name for _, name, _, _ in string.Formatter().parse(templates["prompt_template"]) if name is not None}
     except ValueError as exc:
-        raise TemplateError(f"prompt_template is not a valid format string: {exc}") from exc
+        raise InputError(f"prompt_template is not a valid format string: {exc}") from exc
     unknown = sorted(fields - set(PROMPT_FIELDS))
     if unknown:
-        raise TemplateError(f"prompt_template uses unknown placeholder(s) {unknown}; allowed: {list(PROMPT_FIELDS)}")
+        raise InputError(f"prompt_template uses unknown placeholder(s) {unknown}; allowed: {list(PROMPT_FIELDS)}")
 
 
 def templates_from_metadata(metadata: Mapping[bytes, bytes] | None) -> tuple[dict[str, str], bool]:
@@ -136,12 +134,12 @@ def templates_from_metadata(metadata: Mapping[bytes, bytes] | None) -> tuple[dic
     try:
         meta = json.loads(raw_meta)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TemplateError(f"schema metadata {TABLE_METADATA_KEY!r} is not JSON: {exc}") from exc
+        raise InputError(f"schema metadata {TABLE_METADATA_KEY!r} is not JSON: {exc}") from exc
     raw = meta.get("prompt_templates") if isinstance(meta, dict) else None
     if raw is None:
         return dict(DEFAULT_TEMPLATES), False
     if not isinstance(raw, dict):
-        raise TemplateError("schema metadata 'prompt_templates' must be a JSON object of the eight template keys")
+        raise InputError("schema metadata 'prompt_templates' must be a JSON object of the eight template keys")
     templates = flatten_templates(raw)
     check_templates(templates)
     return templates, True
@@ -180,19 +178,19 @@ def output_format_for(question: PromptQuestion, templates: Mapping[str, str]) ->
     """``(outcomes_block, output_format)`` for the question's type and answer mode."""
     qtype, ctype = question.question_type, question.choice_type
     if ctype not in CHOICE_TYPES:
-        raise TemplateError(f"question {question.q_id}: choice_type {ctype!r} is not one of {', '.join(CHOICE_TYPES)}")
+        raise InputError(f"question {question.q_id}: choice_type {ctype!r} is not one of {', '.join(CHOICE_TYPES)}")
     if qtype == "yes_no":
         return "", templates["yes_no_output_format"]
     if qtype == "binary_named":
         if len(question.options) != 2:
-            raise TemplateError(f"question {question.q_id}: binary_named needs exactly 2 options, got {len(question.options)}")
+            raise InputError(f"question {question.q_id}: binary_named needs exactly 2 options, got {len(question.options)}")
         text = templates["binary_named_output_format"]
         text = text.replace("<options[0]>", question.options[0]).replace("<options[1]>", question.options[1])
         return "", text
     if qtype == "multiple_choice":
         key = "multiple_choice_single_output_format" if ctype == "single" else "multiple_choice_multi_output_format"
         return outcomes_block(question.options), templates[key]
-    raise TemplateError(f"question {question.q_id}: unknown question_type {qtype!r}")
+    raise InputError(f"question {question.q_id}: unknown question_type {qtype!r}")
 
 
 def render_question(question: PromptQuestion, templates: Mapping[str, str]) -> str:
@@ -209,7 +207,7 @@ def render_question(question: PromptQuestion, templates: Mapping[str, str]) -> s
     try:
         return templates["prompt_template"].format_map(values)
     except (KeyError, IndexError, ValueError) as exc:
-        raise TemplateError(f"prompt_template cannot render question {question.q_id}: {exc!r}") from exc
+        raise InputError(f"prompt_template cannot render question {question.q_id}: {exc!r}") from exc
 
 
 # ---------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from oracleproto.arrays import iso_dates
 from oracleproto.contract import RULE_BY_NAME, RULES, table_failures
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import InputError
 from oracleproto.schema import QUESTION_SCHEMA
 
 # Shape checks (the value rules are the contract's)
@@ -112,15 +112,9 @@ def validate_questions(table: pa.Table) -> list[Failure]:
     return failures + _rule_failures(table)
 
 
-class QuestionTableError(OracleProtoError, ValueError):
-    def __init__(self, failures: list[Failure]) -> None:
-        self.failures = failures
-        lines = [str(f) for f in failures[:20]]
-        more = f"\n… and {len(failures) - 20} more" if len(failures) > 20 else ""
-        super().__init__(f"question table invalid ({len(failures)} failure(s)):\n" + "\n".join(lines) + more)
 
 
 def check_questions(table: pa.Table) -> None:
     failures = validate_questions(table)
     if failures:
-        raise QuestionTableError(failures)
+        raise InputError(failures)

@@ -5,12 +5,12 @@ import pyarrow as pa
 import pytest
 
 from oracleproto import prompts
+from oracleproto.errors import InputError
 from oracleproto.prompts import (
     DEFAULT_TEMPLATES,
     LoopState,
     PromptQuestion,
     ProtocolSwitches,
-    TemplateError,
     prompt_templates_hash,
     render_question,
     render_user_prompt,
@@ -58,7 +58,7 @@ def test_yes_no_has_no_outcomes_block():
 def test_binary_named_fills_the_two_labels():
     text = render_question(question("binary_named", options=("Lakers", "Celtics")), CORPUS_TEMPLATES)
     assert "\\boxed{Lakers} or \\boxed{Celtics}" in text
-    with pytest.raises(TemplateError, match="exactly 2 options"):
+    with pytest.raises(InputError, match="exactly 2 options"):
         render_question(question("binary_named", options=("a", "b", "c")), CORPUS_TEMPLATES)
 
 
@@ -69,9 +69,9 @@ def test_letters_past_z_are_backticked():
 
 
 def test_unknown_types_are_errors():
-    with pytest.raises(TemplateError, match="unknown question_type"):
+    with pytest.raises(InputError, match="unknown question_type"):
         render_question(question("numeric"), CORPUS_TEMPLATES)
-    with pytest.raises(TemplateError, match="choice_type"):
+    with pytest.raises(InputError, match="choice_type"):
         render_question(question(ctype="some"), CORPUS_TEMPLATES)
 
 
@@ -82,7 +82,7 @@ def test_event_braces_are_not_format_fields():
 
 def test_template_with_answer_placeholder_is_rejected():
     bad = dict(CORPUS_TEMPLATES, prompt_template="{event} {answer}")
-    with pytest.raises(TemplateError, match="unknown placeholder.*answer"):
+    with pytest.raises(InputError, match="unknown placeholder.*answer"):
         prompts.check_templates(bad)
 
 
@@ -120,7 +120,7 @@ def test_absent_templates_fall_back_to_defaults():
 
 def test_incomplete_corpus_templates_are_an_error_naming_the_keys():
     partial = {k: v for k, v in CORPUS_TEMPLATES.items() if k != "guidance"}
-    with pytest.raises(TemplateError, match="guidance"):
+    with pytest.raises(InputError, match="guidance"):
         templates_from_metadata(metadata_with(partial))
 
 

@@ -8,9 +8,8 @@ from typing import Optional
 
 import typer
 
-from oracleproto.cli.app import PARAMS_HELP, app, fail, from_params
+from oracleproto.cli.app import PARAMS_HELP, app, fail, from_params, user_errors
 from oracleproto.config import load_params
-from oracleproto.errors import OracleProtoError
 from oracleproto.io import read_table
 
 
@@ -33,12 +32,9 @@ def build(
     """Ingest → audit → admit into OUT, the same layout the DVC stages write under data/."""
     from oracleproto.corpus.build import build as run_build
 
-    try:
+    with user_errors():
         config = load_params(params).overridden({"ingest": {"source": source}})
         result = run_build(config, out)
-    except OracleProtoError as exc:
-        fail(str(exc))
-        return
     uri = config.ingest.source
     report = result["audit"]
     typer.echo(
@@ -67,11 +63,8 @@ def validate(path: Path = typer.Argument(..., help="A question table (.parquet o
     """Check a question table against the seven-column contract; print each failure (row id, column, check)."""
     from oracleproto.validation import validate_questions
 
-    try:
+    with user_errors():
         table = read_table(path)
-    except OracleProtoError as exc:
-        fail(str(exc))
-        return
     failures = validate_questions(table)
     if failures:
         for failure in failures:

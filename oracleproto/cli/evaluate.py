@@ -7,10 +7,8 @@ from typing import Any, Optional
 
 import typer
 
-from oracleproto.cli.app import PARAMS_HELP, app, fail, from_params
+from oracleproto.cli.app import PARAMS_HELP, app, fail, from_params, user_errors
 from oracleproto.config import load_params
-
-ABORT_EXIT_CODE = 4
 
 
 def _cutoff_overrides(values: list[str]) -> dict[str, str]:
@@ -123,7 +121,6 @@ def evaluate(
 ) -> None:
     """Evaluate MODEL(s) on QUESTIONS: n trials per question, search masked to τ − δ, resumable, recorded."""
     from oracleproto.errors import OracleProtoError
-    from oracleproto.harness.evaluate import EvaluationAborted
     from oracleproto.harness.evaluate import evaluate as run_evaluation
     from oracleproto.harness.plan import eval_settings, model_spec
     from oracleproto.harness.questions import EvalJob, QuestionSet
@@ -148,16 +145,10 @@ def evaluate(
         fail(str(exc))
         return
 
-    try:
+    with user_errors():  # a stopped run (auth, replay miss) exits 4: RunAborted.exit_code
         if progress:
             with _ProgressDisplay() as display:
                 summary = run_evaluation(jobs, settings, out, cache_path=cache_file, progress=display)
         else:
             summary = run_evaluation(jobs, settings, out, cache_path=cache_file)
-    except EvaluationAborted as exc:
-        fail(str(exc), code=ABORT_EXIT_CODE)
-        return
-    except OracleProtoError as exc:
-        fail(str(exc))
-        return
     typer.echo(summary.line())

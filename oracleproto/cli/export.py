@@ -7,9 +7,8 @@ from typing import Optional
 
 import typer
 
-from oracleproto.cli.app import PARAMS_HELP, app, fail, from_params
+from oracleproto.cli.app import PARAMS_HELP, app, from_params, user_errors
 from oracleproto.config import load_params
-from oracleproto.errors import OracleProtoError
 
 
 @app.command(
@@ -38,12 +37,9 @@ def export(
         run_export,
     )
 
-    try:
+    with user_errors():
         config = load_params(params).overridden({"export": {"sft_mode": mode, "sft_violations": violations}})
         summary = run_export(trials, splits, out, export_settings(config))
-    except OracleProtoError as exc:
-        fail(str(exc))
-        return
     sft, rl = summary["sft"], summary["rl"]
     skipped = ", ".join(f"{n} {reason}" for reason, n in sft["skipped"].items()) or "none"
     typer.echo(

@@ -44,14 +44,10 @@ def sample(
     out: Path = typer.Option(..., help="Label sheet to write (.csv)."),
 ) -> None:
     """Draw a seeded sample of RUN's search results, stratified by layer, into a label sheet."""
-    from oracleproto.errors import OracleProtoError
     from oracleproto.leakaudit.sample import write_sheet
 
-    try:
+    with user_errors():
         counts = write_sheet(run, per_layer, seed, out)
-    except OracleProtoError as exc:
-        fail(str(exc))
-        return
     for layer, (sampled, population) in counts.items():
         typer.echo(f"{layer}: {sampled} of {population}")
     typer.echo(f"wrote {sum(s for s, _ in counts.values())} rows to {out}; fill the label column (leak | clean | unsure)")
@@ -71,19 +67,15 @@ def report(
     run: Optional[Path] = typer.Option(None, help="The run the sheet was drawn from: check the sheet is exactly its sample."),
 ) -> None:
     """Leak rate per layer, residual leak rate on shown_to_model, each filter's precision and recall."""
-    from oracleproto.errors import OracleProtoError
     from oracleproto.leakaudit.report import (
         audit_summary_markdown,
         build_report,
         write_report,
     )
 
-    try:
+    with user_errors():
         result = build_report(sheet, run)
         write_report(result, out)
-    except OracleProtoError as exc:
-        fail(str(exc))
-        return
     typer.echo(audit_summary_markdown(result).replace("**", ""))
     typer.echo(f"wrote {out}/report.json and {out}/report.md")
 

@@ -8,9 +8,8 @@ from typing import Optional
 
 import typer
 
-from oracleproto.cli.app import PARAMS_HELP, app, fail, from_params
+from oracleproto.cli.app import PARAMS_HELP, app, fail, from_params, user_errors
 from oracleproto.config import load_params
-from oracleproto.errors import OracleProtoError
 from oracleproto.publish.hub import HubError, offline_mode, plan_release
 from oracleproto.publish.hub import publish as publish_release
 from oracleproto.publish.hubdir import Layout
@@ -32,12 +31,9 @@ def publish(
 ) -> None:
     """Upload the hub folder to a Hugging Face dataset repo (upload_folder), then tag the commit
     (create_tag). Needs HF_TOKEN with write access; --dry-run needs neither token nor network."""
-    try:
+    with user_errors():
         repo_id = load_params(params).overridden({"publish": {"repo_id": repo_id}}).publish.repo_id
         plan = plan_release(hub_dir, repo_id, tag)
-    except OracleProtoError as exc:
-        fail(str(exc))
-        return
     if dry_run:
         typer.echo(f"dry run, nothing sent: {len(plan.listing)} files, hub folder sha256 {plan.digest}")
         for line in plan.operations():
@@ -80,11 +76,9 @@ def load(
     if local and revision is not None:
         typer.echo(f"note: --revision is ignored for the local folder {source}", err=True)
     try:
-        splits = load_config(source, config, None if local else revision)
-    except OracleProtoError as exc:
-        fail(str(exc))
-        return
-    except (DatasetsError, ValueError, OSError) as exc:
+        with user_errors():
+            splits = load_config(source, config, None if local else revision)
+    except (DatasetsError, ValueError, OSError) as exc:  # datasets' own failures
         fail(f"cannot load config {config!r} from {source}: {exc}")
         return
     where = source if local or revision is None else f"{source}@{revision}"

@@ -7,9 +7,8 @@ from typing import Optional
 
 import typer
 
-from oracleproto.cli.app import PARAMS_HELP, app, fail, from_params
+from oracleproto.cli.app import PARAMS_HELP, app, from_params, user_errors
 from oracleproto.config import load_params
-from oracleproto.errors import OracleProtoError
 
 
 @app.command(
@@ -38,13 +37,10 @@ def score(
     from oracleproto.scoring.scorer import score_file, write_outputs
 
     flags = {"weights": weights, "bootstrap": bootstrap, "seed": seed, "fallback_belief": fallback_belief}
-    try:
+    with user_errors():
         config = load_params(params).overridden({"score": flags})
         result = score_file(trials, config.score)
         write_outputs(result, out)
-    except OracleProtoError as exc:
-        fail(str(exc))
-        return
     for model in result.models:
         composite = result.value("composite_accuracy", model)
         shown = "null" if composite is None else f"{composite:.4f}"

@@ -26,7 +26,8 @@ import pyarrow.parquet as pq
 from oracleproto.config import Audit, Ingest, Params
 from oracleproto.corpus import admit as adm
 from oracleproto.corpus.audit import AuditConfig, audit, quarantine_with_originals
-from oracleproto.corpus.sources import RAW_COLUMNS, SourceError, open_source
+from oracleproto.corpus.sources import RAW_COLUMNS, open_source
+from oracleproto.errors import InputError
 from oracleproto.io import (
     atomic_path,
     json_text,
@@ -75,13 +76,13 @@ def ingest(settings: Ingest, out: Path) -> dict[str, Any]:
                 try:
                     batch = batch.cast(schema)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
-                    raise SourceError(f"cannot read source {source_uri}: batches disagree on column types ({exc})") from exc
+                    raise InputError(f"cannot read source {source_uri}: batches disagree on column types ({exc})") from exc
             yield batch
 
     batches = parts()
     first = next(batches, None)
     if first is None:
-        raise SourceError(f"cannot read source {source_uri}: it holds no rows")
+        raise InputError(f"cannot read source {source_uri}: it holds no rows")
     out_schema = pa.schema(list(RAW_SCHEMA.remove(RAW_SCHEMA.get_field_index("raw"))) + [first.schema.field("original")])
     rows = 0
 

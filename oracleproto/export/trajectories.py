@@ -41,7 +41,7 @@ from oracleproto.config import (
     SftMode,
     search_offered,
 )
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import InputError
 from oracleproto.exam import exam_scores
 from oracleproto.io import (
     read_parquet,
@@ -80,8 +80,6 @@ SFT_TRIAL_COLUMNS = (
 )  # fmt: skip
 
 
-class ExportError(OracleProtoError, ValueError):
-    """A trial or question cannot be exported; the message names the row, field and rule."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -135,10 +133,10 @@ def select_sft_trials(trials: pa.Table, mode: str, models: Sequence[str] | None 
     trajectories to learn from.
     """
     if mode not in SFT_MODES:
-        raise ExportError(f"export sft mode {mode!r} is not one of {', '.join(SFT_MODES)}")
+        raise InputError(f"export sft mode {mode!r} is not one of {', '.join(SFT_MODES)}")
     missing = [name for name in SFT_TRIAL_COLUMNS if name not in trials.column_names]
     if missing:
-        raise ExportError(f"trial table lacks column(s) {', '.join(missing)} needed for the SFT export")
+        raise InputError(f"trial table lacks column(s) {', '.join(missing)} needed for the SFT export")
     counts = {"trials": trials.num_rows}
     if models is None:
         trials = trials.filter(pc.invert(pc.starts_with(trials["model"], BASELINE_PREFIX)))
@@ -178,14 +176,14 @@ def _best_of_n(candidates: pa.Table) -> pa.Table:
 
 def _load_json(text: str | None, where: str, field: str) -> Any:
     if text is None:
-        raise ExportError(f"{where}: {field} is null")
+        raise InputError(f"{where}: {field} is null")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ExportError(f"{where}: {field} is not JSON ({exc.msg} at char {exc.pos})") from exc
+        raise InputError(f"{where}: {field} is not JSON ({exc.msg} at char {exc.pos})") from exc
 
 
-class UnusableTrace(ExportError):
+class UnusableTrace(InputError):
     """A well-formed trace that is no SFT target because of what the model did: a tool call
     whose arguments are not a JSON object (TRL needs a dict), or no final answer turn at
     the end. Such a trial is skipped and counted under ``reason``, not a table error."""
@@ -197,10 +195,10 @@ class UnusableTrace(ExportError):
 
 def _tool_call(call: Any, where: str) -> dict[str, Any]:
     if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
-        raise ExportError(f"{where}: a tool call is not an object with a 'function' object")
+        raise InputError(f"{where}: a tool call is not an object with a 'function' object")
     function = call["function"]
     if not isinstance(function.get("name"), str) or not isinstance(call.get("id"), str):
-        raise ExportError(f"{where}: a tool call lacks a string 'id' or 'function.name'")
+        raise InputError(f"{where}: a tool call lacks a string 'id' or 'function.name'")
     arguments = function.get("arguments")
     return {
         "id": call["id"],
@@ -274,23 +272,23 @@ def trace_messages(trace: Any, where: str) -> list[dict[str, Any]]:
     """The canonical trace as typed messages with all five keys; tool results get the
     ``name`` of the call they answer (TRL reads it) when the trace left it out."""
     if not isinstance(trace, list) or not trace:
-        raise ExportError(f"{where}: messages is not a non-empty JSON list")
+        raise InputError(f"{where}: messages is not a non-empty JSON list")
     call_names: dict[str, str] = {}
     out = []
     for position, message in enumerate(trace):
         at = f"{where}, message {position}"
         if not isinstance(message, dict) or message.get("role") not in ROLES:
-            raise ExportError(f"{at}: role must be one of {', '.join(ROLES)}")
+            raise InputError(f"{at}: role must be one of {', '.join(ROLES)}")
         content = message.get("content")
         if content is not None and not isinstance(content, str):
-            raise ExportError(f"{at}: content must be a string or null")
+            raise InputError(f"{at}: content must be a string or null")
         calls = [_tool_call(call, at) for call in message.get("tool_calls") or []]
         call_names.update((call["id"], call["function"]["name"]) for call in calls)
         tool_call_id = message.get("tool_call_id")
         name = message.get("name")
         if message["role"] == "tool":
             if tool_call_id not in call_names:
-                raise ExportError(f"{at}: tool result answers no earlier tool call (tool_call_id {tool_call_id!r})")
+                raise InputError(f"{at}: tool result answers no earlier tool call (tool_call_id {tool_call_id!r})")
             name = name or call_names[tool_call_id]
         out.append(
             {
@@ -309,7 +307,7 @@ def trace_messages(trace: Any, where: str) -> list[dict[str, Any]]:
 def tool_schemas(tools: Any, where: str) -> list[str]:
     """Tool schemas offered to the model, one JSON text each (the ``tools`` column)."""
     if not isinstance(tools, list) or not all(isinstance(tool, dict) for tool in tools):
-        raise ExportError(f"{where}: tools is not a JSON list of objects")
+        raise InputError(f"{where}: tools is not a JSON list of objects")
     return [json_canonical(tool) for tool in tools]
 
 
@@ -337,7 +335,7 @@ def detector_verdicts(search_calls: Any, where: str) -> list[list[str]]:
     if search_calls is None:
         return []
     if not isinstance(search_calls, list):
-        raise ExportError(f"{where}: search_calls is not a JSON list")
+        raise InputError(f"{where}: search_calls is not a JSON list")
     return [[str(v) for v in (call.get("detector_verdicts") or [])] for call in search_calls if isinstance(call, dict)]
 
 
@@ -450,7 +448,7 @@ def rl_rows(
         prompt = render(question)
         for position, message in enumerate(prompt):
             if set(message) != {"role", "content"} or message["role"] not in ROLES:
-                raise ExportError(f"question {question['id']}: rendered prompt message {position} is not {{role, content}}")
+                raise InputError(f"question {question['id']}: rendered prompt message {position} is not {{role, content}}")
         rows.append(
             {
                 "data_source": f"oracleproto/{split_name(cutoff)}",
@@ -557,7 +555,7 @@ def export_settings(params: Params) -> ExportSettings:
 def _split_delta_days(path: Path) -> int:
     delta = table_metadata(path).get("delta_days")
     if not isinstance(delta, int):
-        raise ExportError(f"{path}: schema metadata has no integer delta_days (written by the admit stage)")
+        raise InputError(f"{path}: schema metadata has no integer delta_days (written by the admit stage)")
     return delta
 
 
@@ -568,9 +566,9 @@ def split_dirs(splits_dir: Path) -> list[tuple[dt.date, Path]]:
         try:
             found.append((dt.date.fromisoformat(path.name.removeprefix("cutoff-")), path))
         except ValueError as exc:
-            raise ExportError(f"{path}: split set name is not cutoff-YYYY-MM-DD") from exc
+            raise InputError(f"{path}: split set name is not cutoff-YYYY-MM-DD") from exc
     if not found:
-        raise ExportError(f"{splits_dir}: no cutoff-YYYY-MM-DD split set (run the admit stage first)")
+        raise InputError(f"{splits_dir}: no cutoff-YYYY-MM-DD split set (run the admit stage first)")
     return found
 
 

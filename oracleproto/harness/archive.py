@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 from bm25s.stopwords import STOPWORDS_EN
 
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import ConfigError, InputError
 from oracleproto.harness.detector import (
     LeakDetector,
     published_date_verdict,
@@ -46,8 +46,7 @@ from oracleproto.harness.search import (
     register_backend,
     truncate,
 )
-from oracleproto.harness.settings import SettingsError
-from oracleproto.io import SourceReadError, read_table
+from oracleproto.io import read_table
 
 ARCHIVE_COLUMNS = ("doc_id", "url", "title", "published_date", "content")
 SCORE_DECIMALS = 4  # scores are shown rounded so float noise never reorders or changes bytes
@@ -58,8 +57,6 @@ _TOKEN_PATTERN = re.compile(r"(?u)\b\w\w+\b")
 _STOPWORDS = frozenset(STOPWORDS_EN)
 
 
-class ArchiveError(OracleProtoError, ValueError):
-    """The archive file breaks its contract; the message names the file, row and field."""
 
 
 @dataclass(frozen=True)
@@ -111,19 +108,19 @@ def build_index(table: pa.Table, source: str = "archive") -> ArchiveIndex:
     """Validate an archive table and index it; errors name the row, doc_id and field."""
     missing = [c for c in ARCHIVE_COLUMNS if c not in table.column_names]
     if missing:
-        raise ArchiveError(f"{source}: missing column(s) {missing}; an archive needs {list(ARCHIVE_COLUMNS)}")
+        raise InputError(f"{source}: missing column(s) {missing}; an archive needs {list(ARCHIVE_COLUMNS)}")
     records = table.select(list(ARCHIVE_COLUMNS)).to_pylist()
     seen: dict[str, int] = {}
     for row, record in enumerate(records, start=1):
         doc_id = record["doc_id"]
         if not isinstance(doc_id, str) or not doc_id.strip():
-            raise ArchiveError(f"{source}: row {row}: doc_id must be a non-empty string, got {doc_id!r}")
+            raise InputError(f"{source}: row {row}: doc_id must be a non-empty string, got {doc_id!r}")
         if doc_id in seen:
-            raise ArchiveError(f"{source}: row {row}: doc_id {doc_id!r} repeats row {seen[doc_id]}")
+            raise InputError(f"{source}: row {row}: doc_id {doc_id!r} repeats row {seen[doc_id]}")
         seen[doc_id] = row
         for name in ("url", "title", "content"):
             if record[name] is not None and not isinstance(record[name], str):
-                raise ArchiveError(f"{source}: row {row} (doc_id={doc_id}): {name} must be a string")
+                raise InputError(f"{source}: row {row} (doc_id={doc_id}): {name} must be a string")
         record["published_date"] = _as_date(record["published_date"], f"{source}: row {row} (doc_id={doc_id})")
     records.sort(key=lambda r: r["doc_id"])
     texts = [f"{r['title'] or ''}\n{r['content'] or ''}" for r in records]
@@ -156,7 +153,7 @@ def _as_date(value: object, where: str) -> str | None:
             return date.fromisoformat(text[:10]).isoformat()
         except ValueError:
             pass
-    raise ArchiveError(f"{where}: published_date {value!r} is not an ISO date (YYYY-MM-DD)")
+    raise InputError(f"{where}: published_date {value!r} is not an ISO date (YYYY-MM-DD)")
 
 
 _INDEXES: dict[tuple[str, int, int], ArchiveIndex] = {}
@@ -168,7 +165,7 @@ def load_index(path: str | os.PathLike[str]) -> ArchiveIndex:
     try:
         stat = resolved.stat()
     except OSError as exc:
-        raise SourceReadError(f"cannot read archive {path}: {exc.strerror or exc}") from exc
+        raise InputError(f"cannot read archive {path}: {exc.strerror or exc}") from exc
     signature = (str(resolved), stat.st_size, stat.st_mtime_ns)
     index = _INDEXES.get(signature)
     if index is None:
@@ -221,5 +218,5 @@ def _mask_verdict(hit: SearchHit, cutoff: date) -> str:
 @register_backend("archive")
 def _make_archive(settings: SearchSettings, cache: CallCache, detector: LeakDetector | None) -> ArchiveBackend:
     if not settings.archive_path:
-        raise SettingsError("search settings: backend 'archive' needs archive_path (a .parquet or .jsonl file)")
+        raise ConfigError("search settings: backend 'archive' needs archive_path (a .parquet or .jsonl file)")
     return ArchiveBackend(settings, detector, load_index(settings.archive_path))

@@ -34,6 +34,8 @@ from typing import Any
 
 import httpx
 
+from oracleproto.config import DEFAULT_MAX_RESPONSE_BYTES
+from oracleproto.errors import ConfigError
 from oracleproto.harness.bounded_http import (
     CallLimits,
     make_http_client,
@@ -56,8 +58,7 @@ from oracleproto.harness.search import (
     SearchSettings,
     record_or_replay,
 )
-from oracleproto.config import DEFAULT_MAX_RESPONSE_BYTES
-from oracleproto.harness.settings import SettingsError, read_key
+from oracleproto.harness.settings import read_key
 
 log = logging.getLogger(__name__)
 
@@ -301,15 +302,15 @@ class DetectorSettings:
 
     def __post_init__(self) -> None:
         if not self.model or not self.model.strip():
-            raise SettingsError("detector: environment variable DETECTOR_MODEL is not set (the leak detector's model)")
+            raise ConfigError("detector: environment variable DETECTOR_MODEL is not set (the leak detector's model)")
         if self.model.strip().endswith(":online"):
-            raise SettingsError(f"detector: model {self.model!r} ends in ':online' (a browsing model cannot audit leaks)")
+            raise ConfigError(f"detector: model {self.model!r} ends in ':online' (a browsing model cannot audit leaks)")
         if self.concurrency < 1:
-            raise SettingsError(f"detector: concurrency must be >= 1, got {self.concurrency}")
+            raise ConfigError(f"detector: concurrency must be >= 1, got {self.concurrency}")
         if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) or not self.timeout_s > 0:
-            raise SettingsError(f"detector: timeout_s must be a number > 0, got {self.timeout_s!r}")
+            raise ConfigError(f"detector: timeout_s must be a number > 0, got {self.timeout_s!r}")
         if isinstance(self.max_response_bytes, bool) or not isinstance(self.max_response_bytes, int) or self.max_response_bytes < 1:
-            raise SettingsError(f"detector: max_response_bytes must be an integer >= 1, got {self.max_response_bytes!r}")
+            raise ConfigError(f"detector: max_response_bytes must be an integer >= 1, got {self.max_response_bytes!r}")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], *, model: str | None = None, require_endpoint: bool = True) -> DetectorSettings:
@@ -322,7 +323,7 @@ class DetectorSettings:
         api_key = None
         if require_endpoint:
             if base_url is None:
-                raise SettingsError("detector: environment variable DETECTOR_BASE_URL is not set (nor OPENAI_BASE_URL)")
+                raise ConfigError("detector: environment variable DETECTOR_BASE_URL is not set (nor OPENAI_BASE_URL)")
             key_name = "DETECTOR_API_KEY" if environ.get("DETECTOR_API_KEY") else "OPENAI_API_KEY"
             api_key = read_key(environ, key_name, "the leak detector")
         return cls(model=chosen_model, base_url=base_url, api_key=api_key)

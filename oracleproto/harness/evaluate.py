@@ -18,7 +18,7 @@ work, and (q_id, trial) pairs already accounted for (Eq. 36) are skipped. The re
 trials run as asyncio tasks: the main-LLM and search channels each have their own
 semaphore (Table 20) and twice as many trials as LLM slots are kept in flight so the LLM
 channel stays busy while other trials search. An auth failure or a replay miss cancels
-everything in flight and aborts the run (:class:`EvaluationAborted`); any other failure of
+everything in flight and aborts the run (:class:`RunAborted`); any other failure of
 a trial becomes an error row with its classified kind.
 """
 
@@ -41,7 +41,7 @@ import httpx
 
 from oracleproto.admission import admissible
 from oracleproto.config import SearchOptions
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import ConfigError, InputError, RunAborted
 from oracleproto.harness.faults import AuthError, classify
 from oracleproto.harness.llm import BrowsingBarrierError, ChannelMeter, ChatClient
 from oracleproto.harness.manifest import (
@@ -58,7 +58,7 @@ from oracleproto.harness.providers import (
     offline_prefix,
     offline_provider,
 )
-from oracleproto.harness.questions import EvalJob, EvaluationError, QuestionRecord
+from oracleproto.harness.questions import EvalJob, QuestionRecord
 from oracleproto.harness.react import LoopConfig, LoopResult, run_react
 from oracleproto.harness.replay import CallCache, CallContext, ReplayMissError
 from oracleproto.harness.rows import cutoff_row, loop_row
@@ -73,7 +73,6 @@ from oracleproto.harness.settings import (
     Endpoint,
     EvalSettings,
     ScrubSecretsFilter,
-    SettingsError,
     config_snapshot,
     resolve_endpoint,
     search_key_envs,
@@ -86,8 +85,6 @@ log = logging.getLogger("oracleproto.harness.evaluate")
 SEARCH_CHANNEL = "search"
 
 
-class EvaluationAborted(OracleProtoError, RuntimeError):
-    """The run stopped: auth failure, replay miss or browsing barrier. Finished trials are kept."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -136,7 +133,7 @@ def default_search_factory(
             detector = LeakDetector(detector_settings, cache, meter=meter)
         return make_backend(settings.search_backend, search_settings, cache, detector)
     except (ValueError, OSError) as exc:
-        raise SettingsError(f"search backend {settings.search_backend!r}: {exc}") from exc
+        raise ConfigError(f"search backend {settings.search_backend!r}: {exc}") from exc
 
 
 # ---------------------------------------------------------------------------------------
@@ -145,14 +142,14 @@ def default_search_factory(
 
 def check_jobs(jobs: Sequence[EvalJob]) -> None:
     if not jobs:
-        raise EvaluationError("nothing to evaluate: no model given")
+        raise InputError("nothing to evaluate: no model given")
     labels = [job.label for job in jobs]
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
     if duplicates:
-        raise EvaluationError(f"model label(s) {duplicates} appear twice; give each evaluated model a unique label")
+        raise InputError(f"model label(s) {duplicates} appear twice; give each evaluated model a unique label")
     for job in jobs:
         if job.spec.slug == "baseline:base_rate" and job.train is None:
-            raise EvaluationError(f"{job.label}: baseline:base_rate needs the train split of its cutoff")
+            raise InputError(f"{job.label}: baseline:base_rate needs the train split of its cutoff")
 
 
 @dataclass
@@ -425,9 +422,9 @@ async def evaluate_async(
         try:
             await run.run_all(pending)
         except AuthError as exc:
-            raise EvaluationAborted(f"authentication failed, run aborted: {exc.message}") from None
+            raise RunAborted(f"authentication failed, run aborted: {exc.message}") from None
         except (ReplayMissError, BrowsingBarrierError) as exc:
-            raise EvaluationAborted(f"run aborted: {SECRETS.scrub(str(exc))}") from None
+            raise RunAborted(f"run aborted: {SECRETS.scrub(str(exc))}") from None
         summary = _finish(run, jobs, start.snapshot, out)
         log.info("%s", summary.line())
         return summary

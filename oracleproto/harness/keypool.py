@@ -18,8 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from oracleproto.config import SearchOptions
+from oracleproto.errors import ConfigError
 from oracleproto.harness.faults import AUTH, RATE_LIMIT
-from oracleproto.harness.settings import SECRETS, SettingsError, is_placeholder
+from oracleproto.harness.settings import SECRETS, is_placeholder
 
 COOLDOWN_S = SearchOptions().key_cooldown_s  # evaluate.search_options.key_cooldown_s
 
@@ -33,10 +34,10 @@ def read_keys(name: str, environ: Mapping[str, str]) -> tuple[str, ...]:
     raw = environ.get(name) or ""
     keys = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
     if not keys:
-        raise SettingsError(f"environment variable {name} is not set (one key, or several separated by commas)")
+        raise ConfigError(f"environment variable {name} is not set (one key, or several separated by commas)")
     for position, key in enumerate(keys, start=1):
         if is_placeholder(key):
-            raise SettingsError(f"environment variable {name}: entry {position} holds a placeholder, not a key")
+            raise ConfigError(f"environment variable {name}: entry {position} holds a placeholder, not a key")
     SECRETS.register(*keys)
     return keys
 

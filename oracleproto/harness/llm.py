@@ -29,6 +29,7 @@ from typing import Any
 import httpx
 
 from oracleproto.config import ONLINE_SUFFIX, Sampling
+from oracleproto.errors import RunAborted
 from oracleproto.harness.bounded_http import (
     ERROR_BODY_CHARS,
     CallLimits,
@@ -54,7 +55,7 @@ WEB_SEARCH = "web_search"
 LLM_CHANNEL = "llm"
 
 
-class BrowsingBarrierError(ValueError):
+class BrowsingBarrierError(RunAborted):
     """A request would open a provider-side browsing channel (Table 11)."""
 
 

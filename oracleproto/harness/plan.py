@@ -10,15 +10,15 @@ from pathlib import Path
 
 from oracleproto.admission import split_name
 from oracleproto.config import LoopBudgets, ModelEntry, Params, RunKnobs
+from oracleproto.errors import ConfigError, InputError
 from oracleproto.harness.manifest import run_key
-from oracleproto.harness.questions import EvalJob, EvaluationError, QuestionSet
+from oracleproto.harness.questions import EvalJob, QuestionSet
 from oracleproto.harness.settings import (
     BASELINE_PREFIX,
     BASELINES,
     Budgets,
     EvalSettings,
     ModelSpec,
-    SettingsError,
     config_snapshot,
 )
 
@@ -43,7 +43,7 @@ def model_spec(slug: str, models: Mapping[str, ModelEntry]) -> ModelSpec:
     label = entry.label if entry is not None and entry.label else slug
     spec = ModelSpec(label=label, slug=slug, **options)
     if spec.cutoff is None and not spec.is_baseline:
-        raise SettingsError(
+        raise ConfigError(
             f"model {slug!r} has no knowledge cutoff: list it under models in params or give --cutoff "
             f"{slug}=YYYY-MM-DD (admission needs κ ≤ τ − δ)"
         )
@@ -64,7 +64,7 @@ def plan_evaluation(params: Params, splits_dir: str | os.PathLike[str]) -> tuple
     def load(name: str, part: str) -> QuestionSet:
         path = splits / name / f"{part}.parquet"
         if not path.exists():
-            raise EvaluationError(f"{path} does not exist: run the admit stage (it makes one split set per cutoff under models)")
+            raise InputError(f"{path} does not exist: run the admit stage (it makes one split set per cutoff under models)")
         return QuestionSet.load(path)
 
     jobs: list[EvalJob] = []

@@ -23,15 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import ConfigError
 from oracleproto.harness import baselines
 from oracleproto.harness.llm import ChatResult, canonical_assistant_message
 from oracleproto.harness.replay import CallContext
 from oracleproto.harness.settings import ModelSpec
-
-
-class ProviderError(OracleProtoError, ValueError):
-    """An offline provider cannot be built (unknown baseline, unreadable script)."""
 
 
 class ModelProvider(Protocol):
@@ -151,21 +147,21 @@ class ScriptedProvider:
         try:
             script = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ProviderError(f"scripted model {path}: cannot read the script: {exc}") from exc
+            raise ConfigError(f"scripted model {path}: cannot read the script: {exc}") from exc
         replies = script.values() if isinstance(script, dict) else [script]
         if not all(isinstance(r, list) and all(isinstance(m, dict) for m in r) for r in replies):
-            raise ProviderError(f"scripted model {path}: expected a list of messages or {{q_id: [messages]}}")
+            raise ConfigError(f"scripted model {path}: expected a list of messages or {{q_id: [messages]}}")
         return cls(script)
 
     def _next(self, context: CallContext) -> Any:
         if isinstance(self.script, list):
             if not self.script:
-                raise ProviderError(f"scripted model: script exhausted at {context.describe()}")
+                raise ConfigError(f"scripted model: script exhausted at {context.describe()}")
             return self.script.pop(0)
         replies = self.script.get(context.q_id, self.script.get("*"))
         position = self._cursor[(context.q_id, context.trial)]
         if not replies or position >= len(replies):
-            raise ProviderError(f"scripted model: no reply {position + 1} for {context.describe()}")
+            raise ConfigError(f"scripted model: no reply {position + 1} for {context.describe()}")
         self._cursor[(context.q_id, context.trial)] += 1
         return replies[position]
 
@@ -217,5 +213,5 @@ def offline_prefix(slug: str) -> str | None:
 def offline_provider(slug: str, inputs: ProviderInputs) -> Any:
     prefix = offline_prefix(slug)
     if prefix is None:
-        raise ProviderError(f"{slug!r} is not an offline model (known prefixes: {sorted(OFFLINE_PROVIDERS)})")
+        raise ConfigError(f"{slug!r} is not an offline model (known prefixes: {sorted(OFFLINE_PROVIDERS)})")
     return OFFLINE_PROVIDERS[prefix](slug.partition(":")[2], inputs)

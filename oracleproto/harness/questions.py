@@ -12,14 +12,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import InputError
 from oracleproto.harness.react import TrialQuestion
 from oracleproto.harness.replay import canonical_json
 from oracleproto.harness.settings import ModelSpec
-from oracleproto.io import SourceReadError, read_table, sha256_file
+from oracleproto.io import read_table, sha256_file
 from oracleproto.prompts import (
     PromptQuestion,
-    TemplateError,
     prompt_templates_hash,
     templates_from_schema,
 )
@@ -29,8 +28,6 @@ from oracleproto.validation import validate_questions
 FAILURES_NAMED = 5  # failures quoted when a question table is refused
 
 
-class EvaluationError(OracleProtoError, ValueError):
-    """Bad evaluation input (questions, jobs, settings); raised before any work starts."""
 
 
 @dataclass(frozen=True)
@@ -55,17 +52,17 @@ def question_records(table: pa.Table, source: str) -> list[QuestionRecord]:
     """Rows of a question table, checked against the question contract, sorted by id."""
     missing = [name for name in QUESTION_SCHEMA.names if name not in table.column_names]
     if missing:
-        raise EvaluationError(f"{source}: question table lacks column(s) {missing}")
+        raise InputError(f"{source}: question table lacks column(s) {missing}")
     table = table.select(QUESTION_SCHEMA.names)
     failures = validate_questions(table)
     if failures:
         named = "\n  ".join(str(failure) for failure in failures[:FAILURES_NAMED])
         more = f"\n  … and {len(failures) - FAILURES_NAMED} more" if len(failures) > FAILURES_NAMED else ""
-        raise EvaluationError(f"{source}: question table breaks the question contract ({len(failures)} failure(s)):\n  {named}{more}")
+        raise InputError(f"{source}: question table breaks the question contract ({len(failures)} failure(s)):\n  {named}{more}")
     try:
         table = table.cast(QUESTION_SCHEMA.remove_metadata())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        raise EvaluationError(f"{source}: columns do not match the question schema: {exc}") from exc
+        raise InputError(f"{source}: columns do not match the question schema: {exc}") from exc
     records = [
         QuestionRecord(row["id"], row["question_type"], row["choice_type"], row["event"], tuple(row["options"]), row["answer"], row["end_time"])
         for row in table.to_pylist()
@@ -88,12 +85,12 @@ class QuestionSet:
     def load(cls, path: str | os.PathLike[str]) -> QuestionSet:
         try:
             table = read_table(path)
-        except SourceReadError as exc:
-            raise EvaluationError(str(exc)) from exc
+        except InputError as exc:
+            raise InputError(str(exc)) from exc
         try:
             templates, from_corpus = templates_from_schema(table.schema)
-        except TemplateError as exc:
-            raise EvaluationError(f"{path}: {exc}") from exc
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from exc
         raw_meta = (table.schema.metadata or {}).get(TABLE_METADATA_KEY)
         metadata_hash = None
         if raw_meta is not None:

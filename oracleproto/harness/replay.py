@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import Any, get_args
 
 from oracleproto.config import CacheMode
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import InputError, RunAborted
 from oracleproto.harness.faults import AUTH, CallError
 
 CACHE_MODES: tuple[str, ...] = get_args(CacheMode)
 ERROR_ENTRY = "__call_error__"
 
 
-class ReplayMissError(OracleProtoError, RuntimeError):
+class ReplayMissError(RunAborted):
     """Replay mode met a call that was never recorded."""
 
 
@@ -85,7 +85,7 @@ class CallCache:
             assert path is not None
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             if mode == "replay" and not Path(path).exists():
-                raise ReplayMissError(f"replay mode: no recorded calls at {path}")
+                raise InputError(f"replay mode: no recorded calls at {path}")
             self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")

@@ -24,7 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import InputError
 from oracleproto.io import write_json, write_parquet
 from oracleproto.schema import CUTOFF_SKIP, TRIAL_SCHEMA
 
@@ -36,8 +36,6 @@ TEXT_COLUMNS = ("raw_output", "messages", "tools", "search_calls")
 ROW_COLUMNS = tuple(name for name in TRIAL_SCHEMA.names if name not in TEXT_COLUMNS)
 
 
-class RunStoreError(OracleProtoError, RuntimeError):
-    """A store that cannot be used as asked (settings changed, bad row)."""
 
 
 def store_filename(label: str) -> str:
@@ -56,7 +54,7 @@ def row_to_json(row: Mapping[str, Any]) -> str:
     """The short columns of a trial row as JSON (the text columns are stored beside it)."""
     missing = [name for name in TRIAL_SCHEMA.names if name not in row]
     if missing:
-        raise RunStoreError(f"trial row ({row.get('q_id')}, {row.get('trial')}) lacks column(s) {missing}")
+        raise InputError(f"trial row ({row.get('q_id')}, {row.get('trial')}) lacks column(s) {missing}")
     return json.dumps({name: row[name] for name in ROW_COLUMNS}, default=_json_default, ensure_ascii=False)
 
 
@@ -101,10 +99,10 @@ class RunStore:
         )
         stored_label = self._meta("label")
         if stored_label is not None and stored_label != label:
-            raise RunStoreError(f"{self.path} holds model {stored_label!r}, not {label!r}")
+            raise InputError(f"{self.path} holds model {stored_label!r}, not {label!r}")
         stored_version = self._meta("store_schema_version")
         if stored_version is not None and stored_version != STORE_SCHEMA_VERSION:
-            raise RunStoreError(
+            raise InputError(
                 f"{self.path} has run-store schema {stored_version}, this version writes {STORE_SCHEMA_VERSION}: "
                 "use a new output directory"
             )
@@ -127,7 +125,7 @@ class RunStore:
             return
         if stored != text:
             diffs = fingerprint_diff(json.loads(stored), json.loads(text))
-            raise RunStoreError(
+            raise InputError(
                 f"cannot resume {self.label!r} in {self.path.parent.parent}: it was started with different "
                 f"settings ({', '.join(diffs) or 'fingerprint'}); use a new output directory or restore the settings"
             )
@@ -140,7 +138,7 @@ class RunStore:
     def put(self, row: Mapping[str, Any]) -> None:
         """Write one finished trial (replacing an earlier error row), committed at once."""
         if row["model"] != self.label:
-            raise RunStoreError(f"row for model {row['model']!r} written to the store of {self.label!r}")
+            raise InputError(f"row for model {row['model']!r} written to the store of {self.label!r}")
         created_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
         self._conn.execute(
             f"INSERT OR REPLACE INTO trials (q_id, trial, error, created_at, row, {', '.join(TEXT_COLUMNS)}) "

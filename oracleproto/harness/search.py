@@ -24,8 +24,8 @@ from oracleproto.config import (
     ResultsPerSearch,
     SearchOptions,
 )
+from oracleproto.errors import ConfigError
 from oracleproto.harness.replay import CallCache, CallContext, call_key
-from oracleproto.harness.settings import SettingsError
 
 # Error values of SearchOutcome.error (the kind of fault is in audit["error_kind"]).
 TAVILY_ERROR = "tavily_error"
@@ -122,7 +122,7 @@ def truncate(text: str | None, limit: int) -> str | None:
 def check_detector(settings: SearchSettings, detector: LeakDetector | None) -> None:
     """Mode ``llm`` needs a detector; a detector with another mode would silently idle."""
     if settings.detector_mode == "llm" and detector is None:
-        raise SettingsError("search settings: detector_mode 'llm' needs a leak detector (set DETECTOR_MODEL and its endpoint)")
+        raise ConfigError("search settings: detector_mode 'llm' needs a leak detector (set DETECTOR_MODEL and its endpoint)")
 
 
 def check_end_date(end_date: object) -> date:

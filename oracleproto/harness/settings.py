@@ -36,7 +36,7 @@ from oracleproto.config import (
     config_error,
     search_offered,
 )
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import ConfigError
 
 # Params name → the harness's baseline name. Params spell `no` always_no (no YAML dialect reads
 # that as false); the harness keeps `no`, so the label baseline:no@cutoff-… of earlier runs'
@@ -66,8 +66,6 @@ PLACEHOLDER_KEYS = frozenset(
 )
 
 
-class SettingsError(OracleProtoError, ValueError):
-    """Bad evaluation settings; the message names the parameter or variable."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -132,9 +130,9 @@ def read_key(env: Mapping[str, str], name: str, purpose: str) -> str:
     """A key from ``env[name]``; missing, empty or placeholder values are errors naming ``name``."""
     value = env.get(name)
     if value is None or not value.strip():
-        raise SettingsError(f"environment variable {name} is not set (needed for {purpose})")
+        raise ConfigError(f"environment variable {name} is not set (needed for {purpose})")
     if is_placeholder(value):
-        raise SettingsError(f"environment variable {name} holds a placeholder, not a key (needed for {purpose})")
+        raise ConfigError(f"environment variable {name} holds a placeholder, not a key (needed for {purpose})")
     SECRETS.register(value.strip())
     return value.strip()
 
@@ -164,7 +162,7 @@ class ModelSpec(ModelOptions):
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            raise SettingsError(str(config_error(exc, ModelSpec))) from None
+            raise ConfigError(str(config_error(exc, ModelSpec))) from None
 
     @field_validator("label", "slug")
     @classmethod
@@ -205,7 +203,7 @@ class EvalSettings(RunKnobs):
     def check_search_ready(self) -> None:
         """What searching models need (baselines never search, so only checked for them)."""
         if self.search_enabled and self.search_backend == "archive" and not self.archive_path:
-            raise SettingsError("search backend 'archive' needs an archive path (--archive / evaluate.archive)")
+            raise ConfigError("search backend 'archive' needs an archive path (--archive / evaluate.archive)")
 
 
 # ---------------------------------------------------------------------------------------
@@ -222,10 +220,10 @@ def resolve_endpoint(spec: ModelSpec, env: Mapping[str, str], *, need_key: bool 
     base_url = env.get(spec.base_url_env, "").strip()
     if not base_url:
         if spec.base_url_env != DEFAULT_BASE_URL_ENV:
-            raise SettingsError(f"environment variable {spec.base_url_env} is not set (base URL of model {spec.slug!r})")
+            raise ConfigError(f"environment variable {spec.base_url_env} is not set (base URL of model {spec.slug!r})")
         base_url = DEFAULT_BASE_URL
     if not re.match(r"^https?://", base_url):
-        raise SettingsError(f"environment variable {spec.base_url_env} must be an http(s) URL")
+        raise ConfigError(f"environment variable {spec.base_url_env} must be an http(s) URL")
     key = read_key(env, spec.api_key_env, f"model {spec.slug!r}") if need_key else None
     return Endpoint(base_url=base_url.rstrip("/"), api_key=key, key_env=spec.api_key_env)
 

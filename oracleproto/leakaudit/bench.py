@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from oracleproto.errors import InputError
 from oracleproto.harness.detector import (
     KEEP,
     DetectorSettings,
@@ -35,7 +36,7 @@ from oracleproto.harness.detector import (
 )
 from oracleproto.harness.replay import CallCache, CallContext
 from oracleproto.harness.search import SearchHit
-from oracleproto.io import SourceReadError, read_jsonl
+from oracleproto.io import read_jsonl
 from oracleproto.leakaudit.sample import LeakAuditError
 from oracleproto.leakaudit.stats import proportion
 
@@ -58,7 +59,7 @@ def load_pairs(path: str | os.PathLike[str]) -> list[AuditPair]:
     """The pairs of a labelled set (JSON lines); a bad row is an error naming its line."""
     try:
         records = read_jsonl(path)
-    except SourceReadError as exc:
+    except InputError as exc:
         raise LeakAuditError(str(exc)) from exc
     pairs, seen = [], set()
     for line, record in enumerate(records, start=1):

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oracleproto.admission import AdmissionError, parse_cutoff
+from oracleproto.admission import parse_cutoff
+from oracleproto.errors import ConfigError
 from oracleproto.harness.evaluate import evaluate
 from oracleproto.harness.plan import CACHE_FILE, TRIALS_FILE
 from oracleproto.harness.questions import EvalJob, QuestionSet
@@ -192,7 +193,7 @@ def run_probe(
     resumable, its calls recorded) and write report.json, report.md and the plot."""
     try:
         kappa = parse_cutoff(disclosed, model)
-    except AdmissionError as exc:
+    except ConfigError as exc:
         raise LeakAuditError(str(exc)) from exc
     question_set = QuestionSet.load(questions)
     after = sum(r.end_time > kappa for r in question_set.records)

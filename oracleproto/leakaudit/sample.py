@@ -23,9 +23,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import InputError, OracleProtoError
 from oracleproto.harness.plan import TRIALS_FILE
-from oracleproto.io import SourceReadError, read_parquet, sha256_file, write_csv
+from oracleproto.io import read_parquet, sha256_file, write_csv
 from oracleproto.leakaudit.layers import LAYERS, AuditedResult, trial_results
 
 RESULT_COLUMNS = (
@@ -61,7 +61,7 @@ def run_results(run_dir: str | os.PathLike[str]) -> RunResults:
         raise LeakAuditError(f"{run_dir}: no {TRIALS_FILE} (give the folder `oracleproto evaluate --out` wrote)")
     try:
         table = read_parquet(path, columns=TRACE_COLUMNS)
-    except SourceReadError as exc:
+    except InputError as exc:
         raise LeakAuditError(f"{path}: {exc} (a trial table needs the columns {TRACE_COLUMNS})") from exc
     by_layer: dict[str, list[AuditedResult]] = {layer: [] for layer in LAYERS}
     for row in table.to_pylist():

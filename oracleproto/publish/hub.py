@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import ExternalServiceError
 from oracleproto.io import json_text, sha256_file, write_text
 
 REPO_TYPE = "dataset"
@@ -49,8 +49,8 @@ TRUTHY = ("1", "ON", "YES", "TRUE")
 HEADING = re.compile(r"^#{1,4} ")
 
 
-class HubError(OracleProtoError, ValueError):
-    """A hub folder cannot be built or published; the message says what and why."""
+class HubError(ExternalServiceError):
+    """A hub folder cannot be built, published or loaded; the message says what and why."""
 
 
 # ---------------------------------------------------------------------------------------

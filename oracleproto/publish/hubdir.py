@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.config import Publish
-from oracleproto.io import SourceReadError, read_parquet, table_metadata
+from oracleproto.errors import InputError
+from oracleproto.io import read_parquet, table_metadata
 from oracleproto.layout import (
     EXPORT_SUMMARY,
     SPLITS,
@@ -48,9 +49,9 @@ def read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise SourceReadError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except json.JSONDecodeError as exc:
-        raise SourceReadError(f"cannot read {path}: not JSON ({exc.msg})") from exc
+        raise InputError(f"cannot read {path}: not JSON ({exc.msg})") from exc
 
 
 def cutoff_configs(layout: Layout) -> tuple[list[hub.SplitFile], list[hub.CutoffConfig]]:

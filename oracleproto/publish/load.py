@@ -16,15 +16,13 @@ from typing import Any
 
 import yaml
 
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import InputError
 from oracleproto.io import sha256_file
 from oracleproto.publish.hub import HubError, check_hub_reachable
 
 README = "README.md"
 
 
-class LoadError(OracleProtoError, ValueError):
-    """A configuration cannot be loaded (no card, unknown config, files missing)."""
 
 
 def looks_local(source: str) -> bool:
@@ -36,10 +34,10 @@ def card_configs(hub_dir: Path) -> dict[str, list[dict[str, Any]]]:
     """``{config_name: data_files}`` from the YAML header of the folder's card."""
     card = hub_dir / README
     if not card.is_file():
-        raise LoadError(f"{hub_dir} has no {README}: not a dataset repo folder")
+        raise InputError(f"{hub_dir} has no {README}: not a dataset repo folder")
     text = card.read_text(encoding="utf-8")
     if not text.startswith("---\n") or "\n---" not in text[4:]:
-        raise LoadError(f"{card} has no YAML header")
+        raise InputError(f"{card} has no YAML header")
     header = yaml.safe_load(text[4 : text.index("\n---", 4)]) or {}
     return {entry["config_name"]: entry.get("data_files") or [] for entry in header.get("configs") or []}
 
@@ -49,12 +47,12 @@ def local_data_files(hub_dir: str | os.PathLike[str], config: str) -> dict[str, 
     root = Path(hub_dir).resolve()
     configs = card_configs(root)
     if config not in configs:
-        raise LoadError(f"config {config!r} is not in {root / README}; it has {sorted(configs)}")
+        raise InputError(f"config {config!r} is not in {root / README}; it has {sorted(configs)}")
     files: dict[str, list[str]] = {}
     for entry in configs[config]:
         matches = sorted(p for p in root.glob(entry["path"]) if p.is_file() and p.resolve().is_relative_to(root))
         if not matches:
-            raise LoadError(f"config {config!r} split {entry['split']!r}: no file matches {entry['path']} in {root}")
+            raise InputError(f"config {config!r} split {entry['split']!r}: no file matches {entry['path']} in {root}")
         files[entry["split"]] = [str(p) for p in matches]
     return files
 
@@ -77,10 +75,10 @@ def load_config(source: str, config: str, revision: str | None = None) -> Any:
         try:
             check_hub_reachable(f"loading {source}")
         except HubError as exc:
-            raise LoadError(str(exc)) from None
+            raise InputError(str(exc)) from None
         return load_dataset(source, config, revision=revision)
     if not Path(source).is_dir():
-        raise LoadError(f"{source} is not a folder (a Hub id looks like ORG/NAME)")
+        raise InputError(f"{source} is not a folder (a Hub id looks like ORG/NAME)")
     files = local_data_files(source, config)
     cache_dir = Path(datasets_config.HF_DATASETS_CACHE) / "oracleproto-local" / content_key(files)
     return load_dataset("parquet", data_files=files, cache_dir=str(cache_dir))

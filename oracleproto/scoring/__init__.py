@@ -29,7 +29,7 @@ _LAZY = {
     "leaderboard_markdown": "scorer",
     "bootstrap": "statistics",
     "TrialSchema": "validate",
-    "TrialTableError": "validate",
+    "InputError": "validate",
     "validate_trials": "validate",
 }
 

@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from oracleproto.config import Score
+from oracleproto.errors import InputError
 from oracleproto.io import (
-    SourceReadError,
     read_table,
     round_float_columns,
     write_bytes,
@@ -104,7 +104,7 @@ def read_trials(path: str | os.PathLike[str]) -> pa.Table:
         wanted = [name for name in (*TRIAL_CORE_SCHEMA.names, "belief") if name in available]
         return pq.read_table(path, columns=wanted)
     except (OSError, pa.ArrowException) as exc:
-        raise SourceReadError(f"cannot read parquet {path}: {exc}") from exc
+        raise InputError(f"cannot read parquet {path}: {exc}") from exc
 
 
 def score_file(path: str | os.PathLike[str], score: Score = DEFAULTS) -> ScoreResult:

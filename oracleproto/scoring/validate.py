@@ -19,7 +19,7 @@ import pyarrow as pa
 from pandera.errors import SchemaErrors
 
 from oracleproto import contract
-from oracleproto.errors import OracleProtoError
+from oracleproto.errors import InputError
 from oracleproto.lettersets import full_mask
 from oracleproto.schema import ERROR_KINDS, TRIAL_CORE_SCHEMA
 from oracleproto.scoring.columns import QUESTION_RULES, TrialColumns, trial_columns
@@ -28,8 +28,6 @@ BELIEF_FIELD = pa.field("belief", pa.list_(pa.float64()))
 MAX_ROWS_NAMED = 3  # offending rows quoted per rule
 
 
-class TrialTableError(OracleProtoError, ValueError):
-    """The trial table breaks the scorer's contract; the message names rule, field and rows."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -175,7 +173,7 @@ def _cast_column(table: pa.Table, field: pa.Field) -> pa.Table:
             column = column.cast(column.type.value_type)
         cast = column.cast(field.type)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        raise TrialTableError(f"trial table: column {field.name!r} has type {column.type}, expected {field.type} ({exc})") from exc
+        raise InputError(f"trial table: column {field.name!r} has type {column.type}, expected {field.type} ({exc})") from exc
     return table.set_column(table.schema.get_field_index(field.name), field.name, cast)
 
 
@@ -183,7 +181,7 @@ def normalise_types(table: pa.Table) -> pa.Table:
     """Cast the scorer's columns to their contract types (JSON-lines input infers loosely)."""
     missing = [name for name in TRIAL_CORE_SCHEMA.names if name not in table.column_names]
     if missing:
-        raise TrialTableError(f"trial table: missing column(s) {', '.join(missing)} (required: {', '.join(TRIAL_CORE_SCHEMA.names)})")
+        raise InputError(f"trial table: missing column(s) {', '.join(missing)} (required: {', '.join(TRIAL_CORE_SCHEMA.names)})")
     fields = list(TRIAL_CORE_SCHEMA) + ([BELIEF_FIELD] if "belief" in table.column_names else [])
     for field in fields:
         table = _cast_column(table, field)
@@ -205,7 +203,7 @@ def _describe(table: pa.Table, rule_name: str, field: str, says: str, failing: n
 def validate_trials(table: pa.Table) -> pa.Table:
     """Check ``table`` against :class:`TrialSchema`; return it with contract types.
 
-    Raises :class:`TrialTableError` listing every broken rule with its first offending rows.
+    Raises :class:`InputError` listing every broken rule with its first offending rows.
     """
     table = normalise_types(table)
     try:
@@ -222,5 +220,5 @@ def validate_trials(table: pa.Table) -> pa.Table:
                 problems.append(_describe(table, rule.name, rule.field, rule.says, rule.failing(trial_columns(table))))
         if not problems:  # a pandera check we do not map (should not happen): keep its report
             problems.append(str(exc.failure_cases.to_pylist()[:MAX_ROWS_NAMED]))
-        raise TrialTableError("trial table is invalid:\n  " + "\n  ".join(problems)) from None
+        raise InputError("trial table is invalid:\n  " + "\n  ".join(problems)) from None
     return table

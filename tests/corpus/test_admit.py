@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracleproto.admission import AdmissionError, parse_cutoff
+from oracleproto.admission import parse_cutoff
 from oracleproto.config import parse_params
 from oracleproto.corpus.admit import (
     AdmissionConfig,
@@ -14,6 +14,7 @@ from oracleproto.corpus.admit import (
     split_sets,
     summary,
 )
+from oracleproto.errors import ConfigError
 
 D = dt.date
 
@@ -32,7 +33,7 @@ def test_month_cutoffs_take_the_last_day():
     assert parse_cutoff("2023-10") == D(2023, 10, 31)
     assert parse_cutoff("2025-09-29") == D(2025, 9, 29)
     for bad in ("2024", "2024-13", "yesterday", "2024-02-30"):
-        with pytest.raises(AdmissionError, match="is not YYYY-MM-DD"):
+        with pytest.raises(ConfigError, match="is not YYYY-MM-DD"):
             parse_cutoff(bad, "m")
 
 

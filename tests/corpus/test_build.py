@@ -13,12 +13,9 @@ import pytest
 import oracleproto.corpus.build as build_module
 from oracleproto.config import load_params
 from oracleproto.corpus.build import build
+from oracleproto.errors import InputError
 from oracleproto.io import table_metadata
-from oracleproto.validation import (
-    Failure,
-    QuestionTableError,
-    validate_questions,
-)
+from oracleproto.validation import Failure, validate_questions
 
 PAPER_MODELS = {
     "deepseek/deepseek-v3.2-exp", "z-ai/glm-5", "qwen/qwen3.5-flash",
@@ -83,11 +80,11 @@ def test_failed_validation_writes_nothing(project_root, tmp_path, params, monkey
     build_module.ingest(params.ingest, tmp_path)
 
     def reject(_questions):
-        raise QuestionTableError([Failure(0, "q0", "answer", "forced failure", None)])
+        raise InputError([Failure(0, "q0", "answer", "forced failure", None)])
 
     monkeypatch.setattr(build_module, "check_questions", reject)
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
-    with pytest.raises(QuestionTableError):
+    with pytest.raises(InputError):
         build_module.run_audit(tmp_path, build_module.audit_config(params), tmp_path)
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 

@@ -121,7 +121,7 @@ def test_best_of_n_keeps_one_best_positive_trial_per_model_and_question(trials):
 
 def test_models_filter_and_unknown_mode(trials):
     assert keys(ex.select_sft_trials(trials, "correct", models=["m2"]).trials) == []
-    with pytest.raises(ex.ExportError, match="sft mode 'best' is not one of correct, all, best_of_n"):
+    with pytest.raises(ex.InputError, match="sft mode 'best' is not one of correct, all, best_of_n"):
         ex.select_sft_trials(trials, "best")
 
 
@@ -133,7 +133,7 @@ def test_baselines_are_left_out_unless_named(trials):
 
 
 def test_missing_trial_columns_are_named(trials):
-    with pytest.raises(ex.ExportError, match="lacks column\\(s\\) messages, tools"):
+    with pytest.raises(ex.InputError, match="lacks column\\(s\\) messages, tools"):
         ex.select_sft_trials(trials.drop_columns(["messages", "tools"]), "all")
 
 
@@ -225,7 +225,7 @@ def test_every_exported_call_validates_against_the_offered_schema(trials):
 )
 def test_broken_traces_are_errors_naming_the_trial_and_rule(messages, rule):
     selected = ex.select_sft_trials(trials_table([trial("m1", "q1", 1, "A", messages=messages)]), "all").trials
-    with pytest.raises(ex.ExportError, match=rule) as info:
+    with pytest.raises(ex.InputError, match=rule) as info:
         ex.sft_table(selected, {})
     assert "model=m1, q_id=q1, trial=1" in str(info.value)
 
@@ -342,7 +342,7 @@ def test_closed_book_rl_rows_neither_mention_nor_ship_a_tool(tmp_path, trials):
 
 
 def test_a_rendered_prompt_must_be_role_and_content():
-    with pytest.raises(ex.ExportError, match="question q2: rendered prompt message 0 is not {role, content}"):
+    with pytest.raises(ex.InputError, match="question q2: rendered prompt message 0 is not {role, content}"):
         ex.rl_rows(questions_table(), KAPPA, "train", 1, lambda q: [{"role": "user"}])
 
 

@@ -12,15 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oracleproto.harness.archive import (
-    ArchiveError,
-    build_index,
-    load_index,
-    query_tokens,
-)
+from oracleproto.errors import ConfigError, InputError
+from oracleproto.harness.archive import build_index, load_index, query_tokens
 from oracleproto.harness.replay import CallCache, CallContext
 from oracleproto.harness.search import SearchSettings, make_backend
-from oracleproto.harness.settings import SettingsError
 
 CHI = date(2025, 3, 1)
 DOCS = [
@@ -145,12 +140,12 @@ def test_index_is_built_once_per_file_and_rebuilt_when_it_changes(archive):
     ],
 )
 def test_bad_archives_name_the_row_and_field(docs, message):
-    with pytest.raises(ArchiveError, match=message):
+    with pytest.raises(InputError, match=message):
         build_index(pa.Table.from_pylist(docs))
 
 
 def test_archive_backend_needs_a_path(tmp_path):
-    with pytest.raises(SettingsError, match="archive_path"):
+    with pytest.raises(ConfigError, match="archive_path"):
         make_backend("archive", SearchSettings(detector_mode="off"), CallCache(None, "off"), None)
     with pytest.raises(Exception, match="missing.jsonl"):
         backend(tmp_path / "missing.jsonl")

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from oracleproto.errors import ConfigError
 from oracleproto.harness.detector import (
     DETECTOR_FIELDS,
     DETECTOR_PROMPT_TEMPLATE,
@@ -27,7 +28,6 @@ from oracleproto.harness.detector import (
 from oracleproto.harness.llm import ChannelMeter
 from oracleproto.harness.replay import CallCache, CallContext
 from oracleproto.harness.search import SearchHit
-from oracleproto.harness.settings import SettingsError
 from tests.servers.openai_server import Fault, OpenAIServer, content_reply, status_fault
 
 CHI = date(2025, 3, 1)
@@ -222,7 +222,7 @@ def test_settings_from_env_falls_back_to_openai_pair():
     ],
 )
 def test_settings_startup_errors_name_the_variable(environ, message):
-    with pytest.raises(SettingsError, match=message):
+    with pytest.raises(ConfigError, match=message):
         DetectorSettings.from_env(environ)
 
 
@@ -233,7 +233,7 @@ def test_replay_settings_need_only_the_model():
 
 @pytest.mark.parametrize("limits", [{"timeout_s": 0}, {"timeout_s": -1.0}, {"max_response_bytes": 0}, {"max_response_bytes": "1MB"}])
 def test_call_limits_must_be_positive(limits):
-    with pytest.raises(SettingsError, match=next(iter(limits))):
+    with pytest.raises(ConfigError, match=next(iter(limits))):
         DetectorSettings(model="d", base_url="http://d", **limits)
     assert DetectorSettings(model="d", base_url="http://d").max_response_bytes == 8 * 1024 * 1024
 

@@ -7,8 +7,8 @@ import pytest
 
 import oracleproto.stages.evaluate as stage
 from oracleproto.config import parse_params
+from oracleproto.errors import InputError
 from oracleproto.harness.plan import plan_evaluation
-from oracleproto.harness.questions import EvaluationError
 from oracleproto.harness.runstore import RunStore
 from oracleproto.io import write_parquet
 from oracleproto.schema import QUESTION_SCHEMA
@@ -69,7 +69,7 @@ def test_api_models_run_on_every_split_of_evaluate_splits_under_distinct_labels(
 
 def test_a_missing_split_set_names_the_fix(splits):
     missing = parse_params({"models": {"z/model": "2023-01"}})
-    with pytest.raises(EvaluationError, match="cutoff-2023-01-31/test.parquet does not exist: run the admit stage"):
+    with pytest.raises(InputError, match="cutoff-2023-01-31/test.parquet does not exist: run the admit stage"):
         plan_evaluation(missing, splits)
 
 

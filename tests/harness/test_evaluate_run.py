@@ -12,16 +12,12 @@ import pytest
 
 from oracleproto.admission import admissible
 from oracleproto.config import Sampling, Score, parse_params
-from oracleproto.harness.evaluate import EvaluationAborted, evaluate
+from oracleproto.errors import ConfigError, InputError, RunAborted
+from oracleproto.harness.evaluate import evaluate
 from oracleproto.harness.plan import eval_settings, model_spec
-from oracleproto.harness.questions import EvalJob, EvaluationError, QuestionSet
-from oracleproto.harness.runstore import RunStore, RunStoreError
-from oracleproto.harness.settings import (
-    Budgets,
-    EvalSettings,
-    ModelSpec,
-    SettingsError,
-)
+from oracleproto.harness.questions import EvalJob, QuestionSet
+from oracleproto.harness.runstore import RunStore
+from oracleproto.harness.settings import Budgets, EvalSettings, ModelSpec
 from oracleproto.io import write_parquet
 from oracleproto.letters import letters
 from oracleproto.prompts import BELIEF_PROTOCOL, ProtocolSwitches, text_hash16
@@ -243,7 +239,7 @@ def test_replay_miss_aborts_naming_the_call(questions_path, tmp_path):
         run_api(questions_path, tmp_path / "rec", server)
     changed = EvalSettings(search_backend="archive", archive_path="x", detector="off", cache_mode="replay",
                            budgets=Budgets(max_steps=5))
-    with pytest.raises(EvaluationAborted, match=r"replay miss: no recorded llm call for model=vendor/model q_id=q\d\d"):
+    with pytest.raises(RunAborted, match=r"replay miss: no recorded llm call for model=vendor/model q_id=q\d\d"):
         run_api(questions_path, tmp_path / "rep", server, settings=changed, env={}, cache_path=tmp_path / "rec" / "calls.sqlite")
 
 
@@ -252,7 +248,7 @@ def test_fake_keys_reach_no_artifact_and_no_log(questions_path, tmp_path):
     with OpenAIServer(SearchThenAnswer(searches=2)) as server:
         run_api(questions_path, tmp_path / "run", server)
     with OpenAIServer(fault_plan=lambda body, seen: echo) as bad:
-        with pytest.raises(EvaluationAborted) as info:
+        with pytest.raises(RunAborted) as info:
             run_api(questions_path, tmp_path / "bad", bad)
     assert KEY not in str(info.value)
     files = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".parquet" or p.name == "trials.parquet"]
@@ -276,7 +272,7 @@ def test_auth_failure_aborts_and_cancels_in_flight(questions_path, tmp_path):
 
     with OpenAIServer(SearchThenAnswer(searches=2), latency_s=0.15, fault_plan=plan) as server:
         started = time.perf_counter()
-        with pytest.raises(EvaluationAborted, match="authentication failed"):
+        with pytest.raises(RunAborted, match="authentication failed"):
             run_api(questions_path, tmp_path / "run", server)
         elapsed = time.perf_counter() - started
         n_at_abort = len(server.requests)
@@ -311,15 +307,15 @@ def test_resume_refuses_changed_settings(questions_path, tmp_path):
         run_api(questions_path, tmp_path / "run", server)
         changed = EvalSettings(search_backend="archive", archive_path="unused-by-fake", detector="off",
                                budgets=Budgets(trials=4))
-        with pytest.raises(RunStoreError, match="budgets.trials"):
+        with pytest.raises(InputError, match="budgets.trials"):
             run_api(questions_path, tmp_path / "run", server, settings=changed)
 
 
 def test_missing_key_is_a_startup_error(questions_path, tmp_path):
     with OpenAIServer() as server:
-        with pytest.raises(SettingsError, match="OPENAI_API_KEY"):
+        with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
             run_api(questions_path, tmp_path / "run", server, env={"OPENAI_BASE_URL": server.base_url})
-        with pytest.raises(SettingsError, match="placeholder"):
+        with pytest.raises(ConfigError, match="placeholder"):
             run_api(questions_path, tmp_path / "run", server, env=env_for(server, key="REPLACE_ME"))
         assert server.requests == []
     assert not (tmp_path / "run").exists()
@@ -351,7 +347,7 @@ def test_baselines_run_offline_and_deterministically(questions_path, tmp_path):
 
 def test_base_rate_without_train_is_an_error(questions_path, tmp_path):
     job = EvalJob(ModelSpec(label="b", slug="baseline:base_rate"), QuestionSet.load(questions_path))
-    with pytest.raises(EvaluationError, match="train split"):
+    with pytest.raises(InputError, match="train split"):
         evaluate([job], EvalSettings(search_backend="none"), tmp_path / "x", env={})
 
 
@@ -375,10 +371,10 @@ def test_bad_question_table_is_a_clear_error(tmp_path):
     table = make_questions(3)
     table = table.set_column(table.column_names.index("question_type"), "question_type", pa.array(["yes_no", "numeric", "yes_no"]))
     pq.write_table(table, path)
-    with pytest.raises(EvaluationError, match=r"row 1 \(id 'q01'\) column 'question_type': failed question_type_mismatch value 'numeric'"):
+    with pytest.raises(InputError, match=r"row 1 \(id 'q01'\) column 'question_type': failed question_type_mismatch value 'numeric'"):
         QuestionSet.load(path)
     pq.write_table(make_questions(3).drop(["answer"]), path)
-    with pytest.raises(EvaluationError, match="lacks column"):
+    with pytest.raises(InputError, match="lacks column"):
         QuestionSet.load(path)
 
 
@@ -404,7 +400,7 @@ def test_params_to_settings_and_specs():
     assert settings.sampling.temperature == 0.2 and settings.concurrency.llm == 3
     spec = model_spec("openai/gpt-4.1", params.models)
     assert spec.label == "openai/gpt-4.1" and spec.cutoff == dt.date(2024, 6, 30) and spec.price_prompt_per_mtok == 2.0
-    with pytest.raises(SettingsError, match="no knowledge cutoff"):
+    with pytest.raises(ConfigError, match="no knowledge cutoff"):
         model_spec("x/y", params.models)
     assert model_spec("baseline:first", {}).cutoff is None
 

@@ -1,12 +1,13 @@
 import pytest
 
+from oracleproto.errors import ConfigError
 from oracleproto.harness.keypool import (
     AllKeysExhausted,
     KeyPool,
     read_keys,
     shared_pool,
 )
-from oracleproto.harness.settings import SECRETS, SettingsError
+from oracleproto.harness.settings import SECRETS
 
 
 class FakeClock:
@@ -80,13 +81,13 @@ def test_read_keys_splits_dedupes_and_registers_for_scrubbing():
 @pytest.mark.parametrize("value", [None, "", "  ", " , "])
 def test_missing_key_is_a_startup_error_naming_the_variable(value):
     environ = {} if value is None else {"TAVILY_API_KEY": value}
-    with pytest.raises(SettingsError, match="TAVILY_API_KEY"):
+    with pytest.raises(ConfigError, match="TAVILY_API_KEY"):
         read_keys("TAVILY_API_KEY", environ)
 
 
 @pytest.mark.parametrize("placeholder", ["REPLACE_ME", "changeme", "PUT_YOUR_KEY_HERE"])
 def test_placeholder_key_is_an_error_without_echoing_other_keys(placeholder):
-    with pytest.raises(SettingsError, match="TAVILY_API_KEY: entry 2") as error:
+    with pytest.raises(ConfigError, match="TAVILY_API_KEY: entry 2") as error:
         read_keys("TAVILY_API_KEY", {"TAVILY_API_KEY": f"tvly-real-key,{placeholder}"})
     assert "tvly-real-key" not in str(error.value)
 

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from oracleproto.config import Sampling
+from oracleproto.errors import ConfigError
 from oracleproto.harness.faults import AuthError, CallError, RetryPolicy
 from oracleproto.harness.llm import (
     BrowsingBarrierError,
@@ -20,7 +21,7 @@ from oracleproto.harness.llm import (
 )
 from oracleproto.harness.react import WEB_SEARCH_TOOL
 from oracleproto.harness.replay import CallCache, CallContext, ReplayMissError
-from oracleproto.harness.settings import Endpoint, ModelSpec, SettingsError
+from oracleproto.harness.settings import Endpoint, ModelSpec
 from tests.servers.openai_server import (
     Fault,
     OpenAIServer,
@@ -103,7 +104,7 @@ def test_per_model_token_field_and_omitted_sampling():
 
 
 def test_online_slugs_are_refused_at_startup_and_send_time():
-    with pytest.raises(SettingsError, match=":online"):
+    with pytest.raises(ConfigError, match=":online"):
         ModelSpec(label="x", slug="openai/gpt-4o:online")
     with pytest.raises(BrowsingBarrierError, match=":online"):
         assert_no_browsing({"model": "x:online", "messages": []})

@@ -5,7 +5,8 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
-from oracleproto.harness.questions import EvaluationError, question_records
+from oracleproto.errors import InputError
+from oracleproto.harness.questions import question_records
 
 
 def _table(**overrides):
@@ -32,11 +33,11 @@ def test_multi_answer_question_with_one_gold_letter_is_evaluated():
     ],
 )
 def test_a_table_breaking_the_contract_is_refused_naming_row_and_rule(overrides, named):
-    with pytest.raises(EvaluationError, match="q.parquet: question table breaks the question contract") as caught:
+    with pytest.raises(InputError, match="q.parquet: question table breaks the question contract") as caught:
         question_records(_table(**overrides), "q.parquet")
     assert named in str(caught.value)
 
 
 def test_missing_columns_are_named():
-    with pytest.raises(EvaluationError, match=r"lacks column\(s\) \['answer'\]"):
+    with pytest.raises(InputError, match=r"lacks column\(s\) \['answer'\]"):
         question_records(_table().drop(["answer"]), "q.parquet")

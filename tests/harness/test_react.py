@@ -7,7 +7,7 @@ import re
 import pytest
 
 from oracleproto import tools
-from oracleproto.config import ConfigError
+from oracleproto.errors import ConfigError
 from oracleproto.harness import react
 from oracleproto.harness.faults import AuthError
 from oracleproto.harness.react import (

@@ -2,6 +2,7 @@ import asyncio
 
 import pytest
 
+from oracleproto.errors import InputError
 from oracleproto.harness.faults import CallError
 from oracleproto.harness.replay import (
     CallCache,
@@ -62,7 +63,7 @@ def test_off_mode_always_calls_and_stores_nothing():
 
 
 def test_replay_of_a_missing_file_is_an_error(tmp_path):
-    with pytest.raises(ReplayMissError, match="no recorded calls"):
+    with pytest.raises(InputError, match="no recorded calls"):  # nothing was recorded: not a miss mid-run
         CallCache(tmp_path / "none.sqlite", "replay")
 
 

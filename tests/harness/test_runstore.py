@@ -4,12 +4,8 @@ import hashlib
 import pyarrow.parquet as pq
 import pytest
 
-from oracleproto.harness.runstore import (
-    RunStore,
-    RunStoreError,
-    export_trials,
-    store_filename,
-)
+from oracleproto.errors import InputError
+from oracleproto.harness.runstore import RunStore, export_trials, store_filename
 from oracleproto.schema import CUTOFF_SKIP, TRIAL_SCHEMA
 
 
@@ -50,9 +46,9 @@ def test_row_must_be_complete_and_belong_to_the_store(tmp_path):
     with RunStore(tmp_path / "m.db", "m") as store:
         bad = row()
         del bad["messages"]
-        with pytest.raises(RunStoreError, match="messages"):
+        with pytest.raises(InputError, match="messages"):
             store.put(bad)
-        with pytest.raises(RunStoreError, match="model 'other'"):
+        with pytest.raises(InputError, match="model 'other'"):
             store.put(row(model="other"))
 
 
@@ -61,9 +57,9 @@ def test_store_remembers_its_label_and_fingerprint(tmp_path):
         store.bind_fingerprint({"budgets": {"max_steps": 6}, "seed": 0})
         store.bind_fingerprint({"seed": 0, "budgets": {"max_steps": 6}})  # same, any key order
     with RunStore(tmp_path / "db" / "m.db", "m") as store:
-        with pytest.raises(RunStoreError, match=r"budgets\.max_steps"):
+        with pytest.raises(InputError, match=r"budgets\.max_steps"):
             store.bind_fingerprint({"budgets": {"max_steps": 8}, "seed": 0})
-    with pytest.raises(RunStoreError, match="holds model 'm'"):
+    with pytest.raises(InputError, match="holds model 'm'"):
         RunStore(tmp_path / "db" / "m.db", "other")
 
 

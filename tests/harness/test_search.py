@@ -4,7 +4,7 @@ from datetime import date, datetime
 
 import pytest
 
-from oracleproto.config import ConfigError
+from oracleproto.errors import ConfigError
 from oracleproto.harness import search
 from oracleproto.harness.replay import CallCache, CallContext, ReplayMissError
 from oracleproto.harness.search import (
@@ -18,7 +18,6 @@ from oracleproto.harness.search import (
     register_backend,
     truncate,
 )
-from oracleproto.harness.settings import SettingsError
 
 CONTEXT = CallContext(model="m", q_id="q1", trial=1, step=2, seq=0)
 
@@ -130,7 +129,7 @@ def test_registry_lists_builtins_and_rejects_unknown_names():
 
 
 def test_llm_mode_without_a_detector_is_a_startup_error():
-    with pytest.raises(SettingsError, match="detector_mode 'llm'"):
+    with pytest.raises(ConfigError, match="detector_mode 'llm'"):
         make_backend("archive", SearchSettings(archive_path="x.jsonl", detector_mode="llm"), CallCache(None, "off"), None)
 
 

@@ -22,7 +22,6 @@ from oracleproto.harness.settings import (
     EvalSettings,
     ModelSpec,
     ScrubSecretsFilter,
-    SettingsError,
     config_snapshot,
     read_key,
     redact_key,
@@ -70,13 +69,13 @@ def test_budget_validation_names_the_field(kwargs, name):
 
 
 def test_model_spec_rules():
-    with pytest.raises(SettingsError, match="^slug: unknown baseline 'baseline:oracle'; known: baseline:uniform, "):
+    with pytest.raises(ConfigError, match="^slug: unknown baseline 'baseline:oracle'; known: baseline:uniform, "):
         ModelSpec(label="b", slug="baseline:oracle")
-    with pytest.raises(SettingsError, match="^max_tokens_param: must be one of 'max_tokens' or 'max_completion_tokens'"):
+    with pytest.raises(ConfigError, match="^max_tokens_param: must be one of 'max_tokens' or 'max_completion_tokens'"):
         ModelSpec(label="x", slug="x", max_tokens_param="tokens")
-    with pytest.raises(SettingsError, match=r"^omit_sampling\[0\]: must be one of 'temperature' or 'top_p', got 'seed'$"):
+    with pytest.raises(ConfigError, match=r"^omit_sampling\[0\]: must be one of 'temperature' or 'top_p', got 'seed'$"):
         ModelSpec(label="x", slug="x", omit_sampling=("seed",))
-    with pytest.raises(SettingsError, match="^slug: ':online' slugs enable provider-side browsing"):
+    with pytest.raises(ConfigError, match="^slug: ':online' slugs enable provider-side browsing"):
         ModelSpec(label="x", slug="x:online")
     assert ModelSpec(label="b", slug="baseline:uniform").is_baseline
     assert ModelSpec(label="x", slug="Org/QwQ-32B").is_reasoning(Sampling().reasoning_patterns)
@@ -90,7 +89,7 @@ def test_every_params_baseline_has_a_harness_name():
 
 
 def test_eval_settings_rules():
-    with pytest.raises(SettingsError, match="archive path"):
+    with pytest.raises(ConfigError, match="archive path"):
         EvalSettings(search_backend="archive").check_search_ready()
     EvalSettings(search_backend="archive", budgets=Budgets(max_search_calls=0)).check_search_ready()
     with pytest.raises(ValidationError, match="detector"):
@@ -112,10 +111,10 @@ def test_redaction_hides_the_key():
 
 
 def test_missing_and_placeholder_keys_name_the_variable():
-    with pytest.raises(SettingsError, match="MY_KEY is not set"):
+    with pytest.raises(ConfigError, match="MY_KEY is not set"):
         read_key({}, "MY_KEY", "x")
     for placeholder in ("REPLACE_ME", "changeme", "<your key>", "put-your-api-key-here"):
-        with pytest.raises(SettingsError, match="MY_KEY holds a placeholder"):
+        with pytest.raises(ConfigError, match="MY_KEY holds a placeholder"):
             read_key({"MY_KEY": placeholder}, "MY_KEY", "x")
 
 
@@ -126,12 +125,12 @@ def test_resolve_endpoint():
     assert KEY not in repr(endpoint)
     assert resolve_endpoint(spec, {"OPENAI_API_KEY": KEY}).base_url == "https://api.openai.com/v1"
     custom = ModelSpec(label="m", slug="m", base_url_env="VLLM_URL", api_key_env="VLLM_KEY")
-    with pytest.raises(SettingsError, match="VLLM_URL"):
+    with pytest.raises(ConfigError, match="VLLM_URL"):
         resolve_endpoint(custom, {"VLLM_KEY": KEY})
-    with pytest.raises(SettingsError, match="VLLM_KEY"):
+    with pytest.raises(ConfigError, match="VLLM_KEY"):
         resolve_endpoint(custom, {"VLLM_URL": "http://127.0.0.1:1"})
     assert resolve_endpoint(custom, {"VLLM_URL": "http://127.0.0.1:1"}, need_key=False).api_key is None
-    with pytest.raises(SettingsError, match="http"):
+    with pytest.raises(ConfigError, match="http"):
         resolve_endpoint(spec, {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": "ftp://x"})
 
 

@@ -7,10 +7,10 @@ from datetime import date
 
 import pytest
 
+from oracleproto.errors import ConfigError
 from oracleproto.harness.keypool import KeyPool
 from oracleproto.harness.replay import CallCache, CallContext
 from oracleproto.harness.search import SearchSettings, make_backend
-from oracleproto.harness.settings import SettingsError
 from oracleproto.harness.tavily import TavilyBackend
 from tests.servers.tavily_server import Fault, TavilyStub, result
 
@@ -268,10 +268,10 @@ def test_fake_keys_found_nowhere(stub, tmp_path, caplog):
 
 def test_missing_or_placeholder_key_is_a_startup_error(monkeypatch):
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
-    with pytest.raises(SettingsError, match="TAVILY_API_KEY"):
+    with pytest.raises(ConfigError, match="TAVILY_API_KEY"):
         make_backend("tavily", SearchSettings(detector_mode="off"), CallCache(None, "off"), None)
     monkeypatch.setenv("TAVILY_API_KEY", "REPLACE_ME")
-    with pytest.raises(SettingsError, match="TAVILY_API_KEY.*placeholder"):
+    with pytest.raises(ConfigError, match="TAVILY_API_KEY.*placeholder"):
         make_backend("tavily", SearchSettings(detector_mode="off"), CallCache(None, "off"), None)
 
 

@@ -6,9 +6,10 @@ import datasets
 import pyarrow as pa
 import pytest
 
+from oracleproto.errors import InputError
 from oracleproto.io import write_parquet
 from oracleproto.publish.hub import build_hub, card_header, configs_yaml, split_file
-from oracleproto.publish.load import LoadError, load_config, looks_local
+from oracleproto.publish.load import load_config, looks_local
 from oracleproto.schema import QUESTION_SCHEMA
 
 
@@ -45,7 +46,7 @@ def test_two_folders_of_the_same_name_do_not_share_a_cache_entry(tmp_path):
 
 def test_an_unknown_config_names_the_ones_there(tmp_path):
     build(tmp_path / "hub", tmp_path, ["x"])
-    with pytest.raises(LoadError, match=r"'rl' is not in .*\['questions'\]"):
+    with pytest.raises(InputError, match=r"'rl' is not in .*\['questions'\]"):
         load_config(str(tmp_path / "hub"), "rl")
 
 
@@ -55,5 +56,5 @@ def test_what_counts_as_a_local_path(source, local):
 
 
 def test_a_missing_local_folder_is_never_sent_to_the_hub(tmp_path):
-    with pytest.raises(LoadError, match="is not a folder"):
+    with pytest.raises(InputError, match="is not a folder"):
         load_config("hubb", "questions")

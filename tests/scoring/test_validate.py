@@ -5,13 +5,9 @@ import json
 import pyarrow as pa
 import pytest
 
+from oracleproto.errors import InputError
 from oracleproto.scoring.scorer import read_trials, score_table
-from oracleproto.scoring.validate import (
-    RULES,
-    TrialSchema,
-    TrialTableError,
-    validate_trials,
-)
+from oracleproto.scoring.validate import RULES, TrialSchema, validate_trials
 
 
 def row(**changes):
@@ -24,7 +20,7 @@ def row(**changes):
 
 
 def error_of(rows) -> str:
-    with pytest.raises(TrialTableError) as caught:
+    with pytest.raises(InputError) as caught:
         validate_trials(pa.Table.from_pylist(rows))
     return str(caught.value)
 
@@ -107,7 +103,7 @@ def test_missing_columns_and_nulls():
 
 def test_wrong_types_name_the_column():
     table = pa.Table.from_pylist([row()]).set_column(6, "trial", pa.array(["first"]))
-    with pytest.raises(TrialTableError, match="column 'trial' has type string, expected int64"):
+    with pytest.raises(InputError, match="column 'trial' has type string, expected int64"):
         validate_trials(table)
 
 
@@ -136,12 +132,12 @@ def test_option_lists_compared_across_chunks():
     second = pa.Table.from_pylist([row(trial=2, options=["a", "b", "x"])])
     table = pa.concat_tables([first, second])
     assert table["options"].num_chunks == 2
-    with pytest.raises(TrialTableError, match="question_fields_agree"):
+    with pytest.raises(InputError, match="question_fields_agree"):
         validate_trials(table)
     same = pa.concat_tables([first, pa.Table.from_pylist([row(trial=2)])])
     validate_trials(same)
 
 
 def test_scoring_reports_validation_errors():
-    with pytest.raises(TrialTableError, match="pred_within_options"):
+    with pytest.raises(InputError, match="pred_within_options"):
         score_table(pa.Table.from_pylist([row(pred="Q")]))

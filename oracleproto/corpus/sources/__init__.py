@@ -15,17 +15,17 @@ from oracleproto.corpus.sources import files, forecastbench, hf, sqlite  # noqa:
 from oracleproto.corpus.sources.raw import RAW_COLUMNS, raw_table
 from oracleproto.corpus.sources.registry import (
     SourceData,
-    SourceError,
     open_source,
     register_source,
     source_schemes,
     split_uri,
 )
+from oracleproto.errors import InputError
 
 __all__ = [
     "RAW_COLUMNS",
     "SourceData",
-    "SourceError",
+    "InputError",
     "open_source",
     "raw_table",
     "register_source",

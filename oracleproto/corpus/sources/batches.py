@@ -12,8 +12,8 @@ import pyarrow as pa
 from oracleproto.corpus.sources.fields import first_reason
 from oracleproto.corpus.sources.futurex import parse_futurex
 from oracleproto.corpus.sources.plain import plain_table
-from oracleproto.corpus.sources.registry import SourceError
 from oracleproto.corpus.sources.seven import seven_column_raw
+from oracleproto.errors import InputError
 from oracleproto.parallel import ordered_map
 
 BATCH_ROWS = 50_000
@@ -33,7 +33,7 @@ def check_unique_columns(names: Iterable[str], where: str) -> None:
     """A column named twice cannot be told apart: refuse the file with one error."""
     repeated = sorted(name for name, count in Counter(names).items() if count > 1)
     if repeated:
-        raise SourceError(f"cannot read source {where}: column(s) {', '.join(map(repr, repeated))} appear more than once")
+        raise InputError(f"cannot read source {where}: column(s) {', '.join(map(repr, repeated))} appear more than once")
 
 
 def _with_column(table: pa.Table, name: str, values: pa.Array) -> pa.Table:

@@ -3,7 +3,7 @@
 A file is either in the seven-column shape or in FutureX-Past's raw shape (it has ``prompt``
 and ``ground_truth`` columns); the shape is detected from the columns. Whatever wrote the
 file (pandas, pyarrow, a spreadsheet), the raw table is the same: a file that cannot be
-read at all is one ``SourceError`` naming it; a row that cannot be read is a raw row with
+read at all is one ``InputError`` naming it; a row that cannot be read is a raw row with
 its reason, which the audit quarantines.
 """
 
@@ -26,8 +26,9 @@ from oracleproto.corpus.sources.batches import (
     raw_batches,
     sliced,
 )
-from oracleproto.corpus.sources.registry import SourceData, SourceError, register_source
+from oracleproto.corpus.sources.registry import SourceData, register_source
 from oracleproto.corpus.sources.values import reasons_array, table_from_records
+from oracleproto.errors import InputError
 from oracleproto.io import sha256_file
 
 SAMPLE_PATH = Path("data/sample/futurex_sample.jsonl")
@@ -38,10 +39,10 @@ _MAX_BLOCK = 2**31 - 1  # pyarrow's CSV block size is a 32-bit int
 
 def _check_file(path: str) -> Path:
     if not path:
-        raise SourceError("a file source needs a path, e.g. parquet:data/in.parquet")
+        raise InputError("a file source needs a path, e.g. parquet:data/in.parquet")
     p = Path(path)
     if not p.is_file():
-        raise SourceError(f"cannot read source {path}: no such file")
+        raise InputError(f"cannot read source {path}: no such file")
     return p
 
 
@@ -53,7 +54,7 @@ def parquet_batches(path: Path, split: str | None = None) -> Iterator[ReadBatch]
         for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
             yield ReadBatch(pa.Table.from_batches([batch]), split=split)
     except (OSError, pa.ArrowException) as exc:
-        raise SourceError(f"cannot read source {path}: {exc}") from exc
+        raise InputError(f"cannot read source {path}: {exc}") from exc
 
 
 # ------------------------------------------------------------------------------- JSON lines
@@ -90,11 +91,11 @@ def jsonl_batch(path: Path, split: str | None = None) -> ReadBatch:
                 if record is not None or reason is not None:
                     records.append(record or {})
     except OSError as exc:
-        raise SourceError(f"cannot read source {path}: {exc.strerror or exc}") from exc
+        raise InputError(f"cannot read source {path}: {exc.strerror or exc}") from exc
     table, field_reasons = table_from_records(records)
     if records and table.num_columns == 0:
         first_problem = f" ({next(iter(reasons.values()))})" if reasons else ""
-        raise SourceError(f"cannot read source {path}: no line holds a JSON object with fields{first_problem}")
+        raise InputError(f"cannot read source {path}: no line holds a JSON object with fields{first_problem}")
     for row, reason in field_reasons.items():
         reasons.setdefault(row, reason)
     return ReadBatch(table, reasons_array(reasons, table.num_rows), split)
@@ -109,9 +110,9 @@ def _csv_header(path: Path) -> list[str]:
             lines = (line.removeprefix(_UTF8_BOM).decode("utf-8") if n == 0 else line.decode("utf-8") for n, line in enumerate(fh))
             header = next(csv.reader(lines), None)
     except (UnicodeDecodeError, csv.Error) as exc:
-        raise SourceError(f"cannot read source {path}: the header row is not readable CSV text ({exc})") from exc
+        raise InputError(f"cannot read source {path}: the header row is not readable CSV text ({exc})") from exc
     if not header:
-        raise SourceError(f"cannot read source {path}: it is empty (no header row)")
+        raise InputError(f"cannot read source {path}: it is empty (no header row)")
     check_unique_columns(header, str(path))
     return header
 
@@ -155,7 +156,7 @@ def csv_batch(path: Path, split: str | None = None) -> ReadBatch:
             # A cell larger than a block (1 MiB by default): read the file as one block.
             table, misshapen = _read_csv_bytes(path, header, min(path.stat().st_size + 1, _MAX_BLOCK))
     except (OSError, pa.ArrowException) as exc:
-        raise SourceError(f"cannot read source {path}: {exc}") from exc
+        raise InputError(f"cannot read source {path}: {exc}") from exc
     table = pa.Table.from_arrays([_as_text_where_valid(c) for c in table.columns], names=table.column_names)
     reasons = None
     if misshapen:
@@ -188,7 +189,7 @@ def file_batches(path: Path, split: str | None = None) -> Iterator[ReadBatch]:
     """The batches of one data file, by its suffix (parquet, csv, JSON lines)."""
     read = _READERS_BY_SUFFIX.get(path.suffix.lower())
     if read is None:
-        raise SourceError(f"cannot read source {path}: unsupported file type {path.suffix or '(none)'} (use parquet, csv or jsonl)")
+        raise InputError(f"cannot read source {path}: unsupported file type {path.suffix or '(none)'} (use parquet, csv or jsonl)")
     return read(path, split)
 
 
@@ -217,7 +218,7 @@ def read_sample_source(arg: str, options: dict[str, Any]) -> SourceData:
     """The embedded sample corpus (FutureX raw shape), relative to the project root."""
     path = Path(options.get("sample_path") or SAMPLE_PATH)
     if not path.is_file():
-        raise SourceError(f"cannot read source sample: {path} not found (run from the project root)")
+        raise InputError(f"cannot read source sample: {path} not found (run from the project root)")
     data = read_jsonl_source(str(path), options)
     data.uri = "sample"
     data.metadata["sample_path"] = str(SAMPLE_PATH)

@@ -25,8 +25,9 @@ import numpy as np
 import pyarrow as pa
 
 from oracleproto.corpus.sources.raw import raw_table
-from oracleproto.corpus.sources.registry import SourceData, SourceError, register_source
+from oracleproto.corpus.sources.registry import SourceData, register_source
 from oracleproto.corpus.sources.values import table_from_records
+from oracleproto.errors import InputError
 from oracleproto.io import sha256_file
 
 LICENSE = {
@@ -50,10 +51,10 @@ def _load(path: Path, key: str, where: str) -> tuple[dict[str, Any], list[Any]]:
     try:
         data = json.loads(path.read_bytes())
     except (OSError, ValueError, RecursionError) as exc:
-        raise SourceError(f"cannot read source {where}: {path.name} is not readable JSON ({exc})") from exc
+        raise InputError(f"cannot read source {where}: {path.name} is not readable JSON ({exc})") from exc
     entries = data.get(key) if isinstance(data, dict) else None
     if not isinstance(entries, list):
-        raise SourceError(f"cannot read source {where}: {path.name} has no {key!r} list")
+        raise InputError(f"cannot read source {where}: {path.name} has no {key!r} list")
     return data, entries
 
 
@@ -134,10 +135,10 @@ def _resolution_set(path: Path, question_dir: Path, where: str) -> tuple[list[di
     data, resolutions = _load(path, "resolutions", where)
     set_name, due_date = data.get("question_set"), data.get("forecast_due_date")
     if not isinstance(set_name, str) or not isinstance(due_date, str) or Path(set_name).name != set_name:
-        raise SourceError(f"cannot read source {where}: {path.name} names no question_set file and forecast_due_date")
+        raise InputError(f"cannot read source {where}: {path.name} names no question_set file and forecast_due_date")
     question_path = question_dir / set_name
     if not question_path.is_file():
-        raise SourceError(f"cannot read source {where}: {path.name} resolves {set_name}, which is not in {question_dir}")
+        raise InputError(f"cannot read source {where}: {path.name} resolves {set_name}, which is not in {question_dir}")
     questions = _question_index(_load(question_path, "questions", where)[1])
     rows, originals = [], []
     for resolution in resolutions:
@@ -178,7 +179,7 @@ def read_forecastbench_source(arg: str, options: dict[str, Any]) -> SourceData:
     root = Path(arg)
     resolution_paths = sorted((root / "resolution_sets").glob("*.json")) if arg else []
     if not resolution_paths:
-        raise SourceError(f"cannot read source {where}: no resolution_sets/*.json under {arg or '(no folder given)'}")
+        raise InputError(f"cannot read source {where}: no resolution_sets/*.json under {arg or '(no folder given)'}")
     rows, originals, read = [], [], []
     for path in resolution_paths:
         set_rows, set_originals, question_path = _resolution_set(path, root / "question_sets", where)

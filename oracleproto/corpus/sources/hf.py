@@ -22,7 +22,8 @@ import pyarrow as pa
 
 from oracleproto.corpus.sources.batches import BATCH_ROWS, raw_batches
 from oracleproto.corpus.sources.files import file_batches
-from oracleproto.corpus.sources.registry import SourceData, SourceError, register_source
+from oracleproto.corpus.sources.registry import SourceData, register_source
+from oracleproto.errors import InputError
 from oracleproto.io import sha256_file
 
 FUTUREX_PAST = "futurex-ai/Futurex-Past"
@@ -63,13 +64,13 @@ def _hub_snapshot(repo_id: str, revision: str | None, where: str) -> Path:
         return Path(path)
     except LocalEntryNotFoundError as exc:
         cause = f"{offline} is set" if offline else f"the Hub is unreachable ({_summary(exc.__cause__ or exc)})"
-        raise SourceError(f"cannot read source {where}: no local folder {repo_id!r}, {cause} and no cached copy") from exc
+        raise InputError(f"cannot read source {where}: no local folder {repo_id!r}, {cause} and no cached copy") from exc
     except RevisionNotFoundError as exc:
-        raise SourceError(f"cannot read source {where}: revision {revision!r} not found on the Hub") from exc
+        raise InputError(f"cannot read source {where}: revision {revision!r} not found on the Hub") from exc
     except RepositoryNotFoundError as exc:
-        raise SourceError(f"cannot read source {where}: no local folder and no Hub dataset {repo_id!r} (private or gated? set HF_TOKEN)") from exc
+        raise InputError(f"cannot read source {where}: no local folder and no Hub dataset {repo_id!r} (private or gated? set HF_TOKEN)") from exc
     except OSError as exc:  # network and HTTP errors of huggingface_hub derive from OSError
-        raise SourceError(f"cannot read source {where}: {type(exc).__name__}: {_summary(exc)}") from exc
+        raise InputError(f"cannot read source {where}: {type(exc).__name__}: {_summary(exc)}") from exc
 
 
 def _folder(arg: str, revision: str | None, where: str) -> tuple[Path, Path]:
@@ -79,9 +80,9 @@ def _folder(arg: str, revision: str | None, where: str) -> tuple[Path, Path]:
     if path.is_dir():
         return path, path
     if path.exists():
-        raise SourceError(f"cannot read source {where}: not a folder (for one file use parquet:, csv: or jsonl:)")
+        raise InputError(f"cannot read source {where}: not a folder (for one file use parquet:, csv: or jsonl:)")
     if not _HUB_ID.match(arg):
-        raise SourceError(f"cannot read source {where}: no such folder, and not a Hub dataset id like {FUTUREX_PAST}")
+        raise InputError(f"cannot read source {where}: no such folder, and not a Hub dataset id like {FUTUREX_PAST}")
     snapshot = _hub_snapshot(arg, revision, where)
     return snapshot, snapshot.parents[1]
 
@@ -94,16 +95,16 @@ def split_files(folder: Path, bound: Path, config: str | None, where: str) -> di
     try:
         builder = datasets.load_dataset_builder(str(folder), name=config)
     except Exception as exc:  # datasets raises many kinds (FileNotFound, ValueError, DatasetNotFound…)
-        raise SourceError(f"cannot read source {where}: {type(exc).__name__}: {_summary(exc)}") from exc
+        raise InputError(f"cannot read source {where}: {type(exc).__name__}: {_summary(exc)}") from exc
     root = bound.resolve()
     layout: dict[str, list[Path]] = {}
     for split, names in (builder.config.data_files or {}).items():
         outside = [name for name in names if not Path(name).resolve().is_relative_to(root)]
         if outside:
-            raise SourceError(f"cannot read source {where}: split {str(split)!r} names {outside[0]}, which is outside the folder")
+            raise InputError(f"cannot read source {where}: split {str(split)!r} names {outside[0]}, which is outside the folder")
         layout[str(split)] = [Path(name) for name in names]
     if not layout:
-        raise SourceError(f"cannot read source {where}: no data files")
+        raise InputError(f"cannot read source {where}: no data files")
     return layout
 
 
@@ -111,7 +112,7 @@ def _chosen(layout: dict[str, list[Path]], split: str | None, where: str) -> dic
     if split is None:
         return layout
     if split not in layout:
-        raise SourceError(f"cannot read source {where}: no split {split!r} (it has {', '.join(map(repr, layout))}); leave ingest.hf_split empty to read all")
+        raise InputError(f"cannot read source {where}: no split {split!r} (it has {', '.join(map(repr, layout))}); leave ingest.hf_split empty to read all")
     return {split: layout[split]}
 
 
@@ -130,17 +131,17 @@ def _raw_rows(layout: dict[str, list[Path]], where: str) -> pa.Table:
     batches = (batch for split, files in layout.items() for file in files for batch in file_batches(file, split))
     tables = list(raw_batches(batches))
     if not tables:
-        raise SourceError(f"cannot read source {where}: it holds no rows")
+        raise InputError(f"cannot read source {where}: it holds no rows")
     try:
         return pa.concat_tables(tables, promote_options="permissive")
     except pa.ArrowException as exc:
-        raise SourceError(f"cannot read source {where}: its files disagree on column types ({exc})") from exc
+        raise InputError(f"cannot read source {where}: its files disagree on column types ({exc})") from exc
 
 
 @register_source("hf")
 def read_hf_source(arg: str, options: dict[str, Any]) -> SourceData:
     if not arg:
-        raise SourceError(f"hf source needs a dataset name or folder, e.g. hf:{FUTUREX_PAST}")
+        raise InputError(f"hf source needs a dataset name or folder, e.g. hf:{FUTUREX_PAST}")
     revision = options.get("hf_revision")
     where = f"hf:{arg}" + (f"@{revision}" if revision else "")
     folder, bound = _folder(arg, revision, where)

@@ -13,11 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from oracleproto.config import Ingest
-from oracleproto.errors import OracleProtoError
-
-
-class SourceError(OracleProtoError, RuntimeError):
-    """A source could not be opened or read: one line naming the source and the cause."""
+from oracleproto.errors import InputError
 
 
 @dataclass
@@ -55,7 +51,7 @@ def split_uri(uri: str) -> tuple[str, str]:
 
 
 def open_source(uri: str, options: Ingest | Mapping[str, Any] | None = None) -> SourceData:
-    """Open the source named by ``uri``; unknown schemes and unreadable sources raise SourceError.
+    """Open the source named by ``uri``; unknown schemes and unreadable sources raise InputError.
 
     Readers get the ``ingest`` params as a dict with every key (defaults: oracleproto.config).
     """
@@ -63,6 +59,6 @@ def open_source(uri: str, options: Ingest | Mapping[str, Any] | None = None) -> 
     reader = _READERS.get(scheme)
     if reader is None:
         known = ", ".join(s if s == "sample" else s + ":" for s in source_schemes())
-        raise SourceError(f"unknown source {uri!r}: use one of {known}")
+        raise InputError(f"unknown source {uri!r}: use one of {known}")
     settings = options if isinstance(options, Ingest) else Ingest.checked(**(options or {}))
     return reader(arg, settings.model_dump())

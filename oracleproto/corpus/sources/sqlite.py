@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.corpus.sources.batches import ReadBatch, raw_batches, sliced
-from oracleproto.corpus.sources.registry import SourceData, SourceError, register_source
+from oracleproto.corpus.sources.registry import SourceData, register_source
 from oracleproto.corpus.sources.values import reasons_array, table_from_records
+from oracleproto.errors import InputError
 from oracleproto.io import sha256_file
 
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -67,10 +68,10 @@ def _question_table(conn: sqlite3.Connection, named: str | None, where: str) -> 
     if named is None:
         names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name != 'dataset_metadata'")]
         if len(names) != 1:
-            raise SourceError(f"cannot read source {where}: no dataset_metadata row and {len(names)} candidate tables")
+            raise InputError(f"cannot read source {where}: no dataset_metadata row and {len(names)} candidate tables")
         named = names[0]
     if not _TABLE_NAME.match(named):
-        raise SourceError(f"cannot read source {where}: invalid table name {named!r}")
+        raise InputError(f"cannot read source {where}: invalid table name {named!r}")
     return named
 
 
@@ -86,7 +87,7 @@ def _read(path: Path, table_option: str | None, where: str) -> tuple[ReadBatch, 
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
-        raise SourceError(f"cannot read source {where}: {exc}") from exc
+        raise InputError(f"cannot read source {where}: {exc}") from exc
     table, reasons = table_from_records(records)
     return ReadBatch(table, reasons_array(reasons, table.num_rows)), features
 
@@ -96,7 +97,7 @@ def read_sqlite_source(arg: str, options: dict[str, Any]) -> SourceData:
     path = Path(arg)
     where = f"sqlite:{arg}"
     if not arg or not path.is_file():
-        raise SourceError(f"cannot read source {where}: no such file")
+        raise InputError(f"cannot read source {where}: no such file")
     batch, features = _read(path, options.get("table"), where)
     metadata = {k: features[k] for k in ("description", "end_time_range", "release_date", "schema_version") if k in features}
     return SourceData(

@@ -1,4 +1,4 @@
-"""Bad input never crashes: a file that cannot be read at all is one SourceError naming the
+"""Bad input never crashes: a file that cannot be read at all is one InputError naming the
 file and the problem; a row that cannot be read is a raw row with its reason, which the
 audit quarantines — that row only."""
 
@@ -11,7 +11,7 @@ import pytest
 from oracleproto.config import Ingest
 from oracleproto.corpus.audit import AuditConfig
 from oracleproto.corpus.build import QUARANTINE, ingest, run_audit
-from oracleproto.corpus.sources import SourceError
+from oracleproto.errors import InputError
 from oracleproto.io import read_parquet
 from tests.corpus.sources.helpers import FUTUREX, SEVEN, read_raw, reasons, write_jsonl
 
@@ -42,7 +42,7 @@ def _ingest_and_audit(uri: str, out) -> tuple[dict, list[dict]]:
 )
 def test_jsonl_with_nothing_readable_is_one_error(tmp_path, content, message):
     path = _jsonl(tmp_path, [content], name="empty.jsonl")
-    with pytest.raises(SourceError, match=f"empty.jsonl.*{message}"):
+    with pytest.raises(InputError, match=f"empty.jsonl.*{message}"):
         ingest(Ingest(source=f"jsonl:{path}"), tmp_path / "out")
     assert not (tmp_path / "out" / "raw" / "rows.parquet").exists()
 
@@ -54,7 +54,7 @@ def test_a_column_named_twice_is_one_error(tmp_path, fmt):
         path.write_text("id,event,event\nq1,a,b\n")
     else:
         pq.write_table(pa.Table.from_arrays([pa.array(["q1"]), pa.array(["a"]), pa.array(["b"])], names=["id", "event", "event"]), path)
-    with pytest.raises(SourceError, match=f"dup.{fmt}.*'event' appear more than once"):
+    with pytest.raises(InputError, match=f"dup.{fmt}.*'event' appear more than once"):
         read_raw(f"{fmt}:{path}")
 
 
@@ -62,7 +62,7 @@ def test_a_column_named_twice_is_one_error(tmp_path, fmt):
 def test_csv_without_a_readable_header_is_one_error(tmp_path, content, message):
     path = tmp_path / "h.csv"
     path.write_bytes(content)
-    with pytest.raises(SourceError, match=f"h.csv.*{message}"):
+    with pytest.raises(InputError, match=f"h.csv.*{message}"):
         read_raw(f"csv:{path}")
 
 

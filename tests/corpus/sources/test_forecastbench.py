@@ -6,8 +6,8 @@ import json
 import pytest
 
 from oracleproto.corpus.build import RAW_SOURCE, build
-from oracleproto.corpus.sources import SourceError
 from oracleproto.corpus.sources.forecastbench import stable_id
+from oracleproto.errors import InputError
 from oracleproto.io import read_parquet
 from tests.corpus.sources.helpers import read_raw, reasons
 
@@ -80,13 +80,13 @@ def test_other_entries_carry_their_reason(sets_dir):
 
 def test_a_resolution_set_without_its_question_set(sets_dir):
     (sets_dir / "question_sets" / "2025-01-05-llm.json").unlink()
-    with pytest.raises(SourceError, match="resolves 2025-01-05-llm.json, which is not in"):
+    with pytest.raises(InputError, match="resolves 2025-01-05-llm.json, which is not in"):
         read_raw(f"forecastbench:{sets_dir}")
 
 
 def test_unreadable_set_file(sets_dir):
     (sets_dir / "resolution_sets" / "2025-01-05_resolution_set.json").write_text("{broken")
-    with pytest.raises(SourceError, match="2025-01-05_resolution_set.json is not readable JSON"):
+    with pytest.raises(InputError, match="2025-01-05_resolution_set.json is not readable JSON"):
         read_raw(f"forecastbench:{sets_dir}")
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from oracleproto.config import load_params
 from oracleproto.corpus.build import build
-from oracleproto.corpus.sources import SourceError
+from oracleproto.errors import InputError
 from oracleproto.io import read_parquet
 from tests.corpus.sources.helpers import FUTUREX, SEVEN, read_raw, reasons, write_jsonl
 
@@ -86,7 +86,7 @@ def test_every_split_is_read_and_recorded(two_splits):
 def test_a_named_split_only(two_splits):
     table, _ = read_raw(f"hf:{two_splits}", hf_split="holdout")
     assert table.column("id").to_pylist() == ["q2"]
-    with pytest.raises(SourceError, match=r"no split 'validation' \(it has 'train', 'holdout'\)"):
+    with pytest.raises(InputError, match=r"no split 'validation' \(it has 'train', 'holdout'\)"):
         read_raw(f"hf:{two_splits}", hf_split="validation")
 
 
@@ -96,12 +96,12 @@ def test_a_card_never_reads_outside_its_folder(tmp_path):
     card_escape = tmp_path / "card"
     card_escape.mkdir()
     _card(card_escape, "configs:\n- config_name: default\n  data_files: ../outside/x.jsonl\n")
-    with pytest.raises(SourceError, match=r"outside the folder"):
+    with pytest.raises(InputError, match=r"outside the folder"):
         read_raw(f"hf:{card_escape}")
     link_escape = tmp_path / "link"
     link_escape.mkdir()
     (link_escape / "train.jsonl").symlink_to(outside)
-    with pytest.raises(SourceError, match=r"train\.jsonl, which is outside the folder"):
+    with pytest.raises(InputError, match=r"train\.jsonl, which is outside the folder"):
         read_raw(f"hf:{link_escape}")
 
 
@@ -132,13 +132,13 @@ def test_a_cached_hub_card_cannot_reach_outside_its_repo(tmp_path):
     (tmp_path / "secret.jsonl").write_text(json.dumps(SEVEN[0]) + "\n")
     card = "---\nconfigs:\n- config_name: default\n  data_files: ../../../../../secret.jsonl\n---\n"
     _cached_hub_repo(tmp_path / "hf_home", "org/name", {"README.md": card})
-    with pytest.raises(SourceError, match="outside the folder"):
+    with pytest.raises(InputError, match="outside the folder"):
         read_raw("hf:org/name")
 
 
 def test_a_hub_id_offline_fails_at_once_in_one_line():
     start = time.monotonic()
-    with pytest.raises(SourceError) as info:
+    with pytest.raises(InputError) as info:
         read_raw("hf:futurex-ai/Futurex-Past")
     assert time.monotonic() - start < 10
     assert "HF_HUB_OFFLINE is set and no cached copy" in str(info.value) and "\n" not in str(info.value)
@@ -149,7 +149,7 @@ def test_a_hub_id_without_network_fails_at_once_in_one_line(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
     start = time.monotonic()
-    with pytest.raises(SourceError, match="the Hub is unreachable") as info:
+    with pytest.raises(InputError, match="the Hub is unreachable") as info:
         read_raw("hf:futurex-ai/Futurex-Past")
     assert time.monotonic() - start < 20
     assert "\n" not in str(info.value)
@@ -157,11 +157,11 @@ def test_a_hub_id_without_network_fails_at_once_in_one_line(monkeypatch):
 
 @pytest.mark.parametrize("arg, message", [("", "needs a dataset name"), ("not a repo id", "no such folder")])
 def test_hf_argument_errors(arg, message):
-    with pytest.raises(SourceError, match=message):
+    with pytest.raises(InputError, match=message):
         read_raw(f"hf:{arg}")
 
 
 def test_a_file_is_not_a_dataset_folder(tmp_path):
     path = write_jsonl(tmp_path / "one.jsonl", SEVEN)
-    with pytest.raises(SourceError, match="not a folder"):
+    with pytest.raises(InputError, match="not a folder"):
         read_raw(f"hf:{path}")

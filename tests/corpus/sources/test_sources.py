@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from oracleproto.corpus.sources import SourceError, source_schemes
+from oracleproto.corpus.sources import source_schemes
+from oracleproto.errors import InputError
 from tests.corpus.sources.helpers import SEVEN, read_raw, reasons, write_jsonl
 
 
@@ -61,14 +62,14 @@ def test_missing_columns_are_a_reason_on_every_row(tmp_path):
     ],
 )
 def test_unreadable_sources_name_the_cause(uri, message):
-    with pytest.raises(SourceError, match=message):
+    with pytest.raises(InputError, match=message):
         read_raw(uri)
 
 
 def test_corrupt_parquet(tmp_path):
     path = tmp_path / "bad.parquet"
     path.write_bytes(b"PAR1 not really")
-    with pytest.raises(SourceError, match="bad.parquet"):
+    with pytest.raises(InputError, match="bad.parquet"):
         read_raw(f"parquet:{path}")
 
 
