@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from oracleproto.errors import ConfigError
+from oracleproto.errors import ConfigError, InputError
 
 DEFAULT_DELTA_DAYS = 1
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -70,3 +72,31 @@ def admitted_mask(end_time: pa.Array | pa.ChunkedArray, cutoff: dt.date, delta_d
     """κ ≤ τ − δ, vectorised over date32 ``end_time``."""
     return end_days(end_time) >= first_admitted_day(cutoff, delta_days)
 
+
+
+PROBE_REPORT = "report.json"
+
+
+def load_probe_report(path: str | Path) -> dict:
+    """A cutoff probe's report.json (``path`` is the file or the probe's output folder)."""
+    file = Path(path)
+    file = file / PROBE_REPORT if file.is_dir() else file
+    try:
+        report = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read probe report {file}: {exc}") from exc
+    if not isinstance(report, dict) or not {"model", "disclosed_cutoff", "effective_cutoff", "flagged"} <= set(report):
+        raise InputError(f"{file}: not a probe report (needs model, disclosed_cutoff, effective_cutoff, flagged)")
+    return report
+
+
+def probed_cutoff(path: str | Path, model: str | None = None) -> dt.date:
+    """The cutoff admission uses for a model with ``cutoff_source: probed``: the later of its
+    disclosed cutoff and the probe's effective cutoff, and only when the probe flagged it
+    (a probe can only make admission stricter). ``model`` must be the report's model."""
+    report = load_probe_report(path)
+    if model is not None and report["model"] != model:
+        raise InputError(f"{path}: probe report is about {report['model']!r}, not {model!r}")
+    disclosed = dt.date.fromisoformat(report["disclosed_cutoff"])
+    effective = dt.date.fromisoformat(report["effective_cutoff"]) if report["effective_cutoff"] else disclosed
+    return max(disclosed, effective) if report["flagged"] else disclosed

@@ -187,6 +187,16 @@ class ModelEntry(ModelOptions):
 
     cutoff: Cutoff  # disclosed knowledge cutoff κ
     label: Text | None = None  # the trial table's model value (default: the slug)
+    # probed: admit with the later of κ and the effective cutoff an `oracleproto probe`
+    # found (probe_report: its report.json or output folder); a probe never loosens admission
+    cutoff_source: Literal["disclosed", "probed"] = "disclosed"
+    probe_report: Text | None = None
+
+    @model_validator(mode="after")
+    def _probed_needs_a_report(self) -> Self:
+        if self.cutoff_source == "probed" and self.probe_report is None:
+            raise ValueError("cutoff_source probed needs probe_report (the probe's report.json or folder)")
+        return self
 
 
 def _entry_shorthand(value: Any) -> Any:

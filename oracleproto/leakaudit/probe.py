@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
-import json
 import math
 import os
 from collections import defaultdict
@@ -34,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oracleproto.admission import parse_cutoff
+from oracleproto.admission import load_probe_report, parse_cutoff, probed_cutoff  # noqa: F401  (re-exported for the card)
 from oracleproto.errors import ConfigError
 from oracleproto.harness.evaluate import evaluate
 from oracleproto.harness.plan import CACHE_FILE, TRIALS_FILE
@@ -285,31 +284,6 @@ def accuracy_plot(report: Mapping[str, Any]) -> bytes:
     axes.set_title(f"Closed-book accuracy by month of resolution: {report['model']}")
     axes.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=7)
     return svg_bytes(figure)
-
-
-def load_probe_report(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """A probe's report.json (``path`` is the file or the probe's output folder)."""
-    file = Path(path)
-    file = file / REPORT_JSON if file.is_dir() else file
-    try:
-        report = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise LeakAuditError(f"cannot read probe report {file}: {exc}") from exc
-    if not isinstance(report, dict) or not {"model", "disclosed_cutoff", "effective_cutoff", "flagged"} <= set(report):
-        raise LeakAuditError(f"{file}: not a probe report (needs model, disclosed_cutoff, effective_cutoff, flagged)")
-    return report
-
-
-def probed_cutoff(path: str | os.PathLike[str], model: str | None = None) -> dt.date:
-    """The cutoff admission should use for a model with ``cutoff_source: probed``: the later of
-    its disclosed cutoff and the probe's effective cutoff (a probe can only make admission
-    stricter). ``model``, when given, must be the model the report is about."""
-    report = load_probe_report(path)
-    if model is not None and report["model"] != model:
-        raise LeakAuditError(f"{path}: probe report is about {report['model']!r}, not {model!r}")
-    disclosed = dt.date.fromisoformat(report["disclosed_cutoff"])
-    effective = dt.date.fromisoformat(report["effective_cutoff"]) if report["effective_cutoff"] else disclosed
-    return max(disclosed, effective) if report["flagged"] else disclosed
 
 
 def probe_summary_markdown(reports: Sequence[Mapping[str, Any]]) -> str:

@@ -1,4 +1,5 @@
 import datetime as dt
+import json
 
 import pyarrow as pa
 import pytest
@@ -118,3 +119,20 @@ def test_no_question_is_train_in_one_configuration_and_test_in_another(days, cut
         train_ids |= set(train.column("id").to_pylist())
         test_ids |= set(test.column("id").to_pylist())
     assert not train_ids & test_ids  # the union of every configuration's train and test
+
+
+def test_a_probed_cutoff_only_ever_makes_admission_stricter(tmp_path):
+    def report(name: str, flagged: bool) -> str:
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"model": name, "disclosed_cutoff": "2024-12-31", "effective_cutoff": "2025-06-30", "flagged": flagged}))
+        return str(path)
+
+    models = {
+        "leaky": {"cutoff": "2024-12", "cutoff_source": "probed", "probe_report": report("leaky", True)},
+        "honest": {"cutoff": "2024-12", "cutoff_source": "probed", "probe_report": report("honest", False)},
+        "plain": "2024-12",
+    }
+    config = admission_config(parse_params({"models": models}))
+    assert config.models == {"leaky": D(2025, 6, 30), "honest": D(2024, 12, 31), "plain": D(2024, 12, 31)}
+    with pytest.raises(ConfigError, match="probe_report"):
+        parse_params({"models": {"x": {"cutoff": "2024-12", "cutoff_source": "probed"}}})

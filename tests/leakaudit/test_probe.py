@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from oracleproto.cli import app
+from oracleproto.errors import InputError
 from oracleproto.io import write_parquet
 from oracleproto.leakaudit.probe import (
     Outcome,
@@ -30,7 +31,6 @@ from oracleproto.leakaudit.probe import (
     probed_cutoff,
     run_probe,
 )
-from oracleproto.leakaudit.sample import LeakAuditError
 from oracleproto.schema import QUESTION_SCHEMA
 from tests.servers.openai_server import OpenAIServer, content_reply
 
@@ -190,9 +190,9 @@ def test_a_report_about_another_model_or_no_report_is_refused(tmp_path):
     report = probe_analysis([outcome("2024-12-01", 1.0), outcome("2025-02-01", 0.0)], dt.date(2024, 12, 31))
     path = tmp_path / "report.json"
     path.write_text(json.dumps({"model": "a/b", **report}))
-    with pytest.raises(LeakAuditError, match="about 'a/b', not 'c/d'"):
+    with pytest.raises(InputError, match="about 'a/b', not 'c/d'"):
         probed_cutoff(path, "c/d")
     assert probed_cutoff(path) == dt.date(2024, 12, 31)  # not flagged: the disclosed cutoff stands
     (tmp_path / "other.json").write_text("{}")
-    with pytest.raises(LeakAuditError, match="not a probe report"):
+    with pytest.raises(InputError, match="not a probe report"):
         load_probe_report(tmp_path / "other.json")
