@@ -38,7 +38,7 @@ from pydantic import (
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from oracleproto.admission import parse_cutoff
+from oracleproto.admission import parse_cutoff, probed_cutoff
 from oracleproto.errors import ConfigError
 
 DEFAULT_PARAMS = Path("params.yaml")
@@ -410,7 +410,11 @@ class Params(Section):
 
     @property
     def cutoffs(self) -> dict[str, dt.date]:
-        return {slug: entry.cutoff for slug, entry in self.models.items()}
+        """Each model's cutoff as admission uses it: disclosed, or probed (its probe report)."""
+        return {
+            slug: probed_cutoff(entry.probe_report, slug) if entry.cutoff_source == "probed" else entry.cutoff
+            for slug, entry in self.models.items()
+        }
 
     def overridden(self, changes: Mapping[str, Any]) -> Params:
         """These params with ``changes`` (nested as in the file, spelt as in the file; a None

@@ -139,6 +139,7 @@ TRIAL_SCHEMA = pa.schema(
         pa.field("belief", pa.list_(pa.float64())),
         pa.field("nudges_used", pa.int64()),  # minimum-search nudges given (Budgets.min_search_calls)
         pa.field("final_answer_retry_used", pa.bool_()),  # the bail-out retry fired
+        pa.field("invalid_usage", pa.list_(pa.string())),  # provider usage fields out of range: stored as null
     ]
 )
 

@@ -15,7 +15,6 @@ from oracleproto.admission import (
     admitted_mask,
     end_days,
     first_admitted_day,
-    probed_cutoff,
     split_name,
 )
 from oracleproto.config import Admit, Cutoff, Params
@@ -37,11 +36,7 @@ class AdmissionConfig(Admit):
 
 def admission_config(params: Params) -> AdmissionConfig:
     """The admit section, with each model's cutoff: disclosed, or probed (its probe report)."""
-    cutoffs = {
-        slug: probed_cutoff(entry.probe_report, slug) if entry.cutoff_source == "probed" else entry.cutoff
-        for slug, entry in params.models.items()
-    }
-    return AdmissionConfig(**params.admit.fields_of(Admit), models=cutoffs)
+    return AdmissionConfig(**params.admit.fields_of(Admit), models=params.cutoffs)
 
 
 def _sorted_chronologically(questions: pa.Table) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -131,6 +132,7 @@ class ChatResult:
     reasoning_tokens: int
     provider_cost_usd: float | None
     latency_ms: int
+    invalid_usage: tuple[str, ...] = ()  # usage fields the provider sent out of range (taken as unknown)
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
@@ -176,8 +178,34 @@ def canonical_assistant_message(raw: Mapping[str, Any], step: int) -> dict[str, 
     return message
 
 
+# A provider's numbers are untrusted input: a count past this (or negative, or not an
+# integer) is unknown, never stored — 10**20 tokens once crashed the export after every
+# trial of a paid run was stored. Costs must be finite and non-negative.
+MAX_COUNT = 10**12
+
+
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _usage_count(usage: Mapping[str, Any], name: str, invalid: list[str]) -> int:
+    value = usage.get(name)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        invalid.append(name)
+        return 0
+    return value
+
+
+def _usage_cost(usage: Mapping[str, Any], invalid: list[str]) -> float | None:
+    cost = usage.get("cost")
+    if cost is None:
+        return None
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost) or not 0 <= cost <= MAX_COUNT:
+        invalid.append("cost")
+        return None
+    return float(cost)
 
 
 def check_response_body(data: Any) -> dict[str, Any]:
@@ -205,18 +233,19 @@ def result_from_envelope(envelope: Mapping[str, Any], step: int) -> ChatResult:
     choice = data["choices"][0]
     usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
     details = usage.get("completion_tokens_details") if isinstance(usage.get("completion_tokens_details"), Mapping) else {}
-    reasoning = _int(details.get("reasoning_tokens")) or _int(usage.get("reasoning_tokens"))
-    cost = usage.get("cost")
+    invalid: list[str] = []
+    reasoning = _usage_count(details, "reasoning_tokens", invalid) or _usage_count(usage, "reasoning_tokens", invalid)
     return ChatResult(
         message=canonical_assistant_message(choice["message"], step),
         finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
         response_id=data.get("id") if isinstance(data.get("id"), str) else None,
         system_fingerprint=data.get("system_fingerprint") if isinstance(data.get("system_fingerprint"), str) else None,
-        prompt_tokens=_int(usage.get("prompt_tokens")),
-        completion_tokens=_int(usage.get("completion_tokens")),
+        prompt_tokens=_usage_count(usage, "prompt_tokens", invalid),
+        completion_tokens=_usage_count(usage, "completion_tokens", invalid),
         reasoning_tokens=reasoning,
-        provider_cost_usd=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+        provider_cost_usd=_usage_cost(usage, invalid),
         latency_ms=_int(envelope.get("latency_ms")),
+        invalid_usage=tuple(sorted(set(invalid))),
     )
 
 

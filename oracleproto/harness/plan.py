@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from oracleproto.admission import split_name
+from oracleproto.admission import probed_cutoff, split_name
 from oracleproto.config import LoopBudgets, ModelEntry, Params, RunKnobs
 from oracleproto.errors import ConfigError, InputError
 from oracleproto.harness.manifest import run_key
@@ -39,7 +39,9 @@ def model_spec(slug: str, models: Mapping[str, ModelEntry]) -> ModelSpec:
     """The spec of ``slug``: its ``models:`` entry, or a baseline. An API model without an entry
     is an error (admission needs its cutoff κ)."""
     entry = models.get(slug)
-    options = entry.model_dump(exclude={"label"}) if entry is not None else {}
+    options = entry.model_dump(exclude={"label", "cutoff_source", "probe_report"}) if entry is not None else {}
+    if entry is not None and entry.cutoff_source == "probed":  # the cutoff admission used
+        options["cutoff"] = probed_cutoff(entry.probe_report, slug)
     label = entry.label if entry is not None and entry.label else slug
     spec = ModelSpec(label=label, slug=slug, **options)
     if spec.cutoff is None and not spec.is_baseline:

@@ -80,6 +80,7 @@ class LoopResult:
     system_fingerprint: str | None = None
     nudges_used: int = 0
     final_answer_retry_used: bool = False
+    invalid_usage: set[str] = field(default_factory=set)  # provider usage fields taken as unknown
 
     @property
     def tool_calls_count(self) -> int:
@@ -104,6 +105,7 @@ class LoopResult:
         self.reasoning_tokens += result.reasoning_tokens
         self.latency_ms += result.latency_ms
         self.cost_usd += call_cost(result, spec)
+        self.invalid_usage |= set(result.invalid_usage)
         self.finish_reason = result.finish_reason
         self.response_id = result.response_id
         self.system_fingerprint = result.system_fingerprint

@@ -445,3 +445,50 @@ def test_nudges_and_bail_out_retry_reach_the_trial_table(questions_path, tmp_pat
     assert all(t["pred"] is not None for t in trials)
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["budgets"]["min_search_calls"] == 1 and manifest["budgets"]["final_answer_retry"] is True
+
+
+class HostileUsage(SearchThenAnswer):
+    """Answers like SearchThenAnswer, with one hostile usage field in every reply."""
+
+    def __init__(self, field: str, value) -> None:
+        super().__init__(searches=0)
+        self.field, self.value = field, value
+
+    def __call__(self, body):
+        reply = super().__call__(body)
+        reply["usage"][self.field] = self.value
+        return reply
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("prompt_tokens", 10**20), ("completion_tokens", -5), ("prompt_tokens", "many"), ("cost", float("nan")),
+     ("cost", float("inf")), ("cost", -1e9)],
+)
+def test_hostile_usage_numbers_are_stored_as_unknown_and_the_run_scores_and_exports(questions_path, tmp_path, field, value):
+    from oracleproto.config import Export
+    from oracleproto.export.trajectories import ExportSettings, run_export
+    from oracleproto.io import write_parquet
+
+    settings = SETTINGS.model_copy(update={"search_backend": "none"})
+    with OpenAIServer(HostileUsage(field, value)) as server:
+        summary, _ = run_api(questions_path, tmp_path / "run", server, settings=settings)
+    assert summary.errors == {}
+    rows = read_trials(tmp_path / "run").to_pylist()
+    assert all(r["invalid_usage"] == [field] for r in rows)
+    if field != "cost":
+        assert all(r[field] is None for r in rows)
+    assert all(r["cost_usd"] >= 0 and r["cost_usd"] == r["cost_usd"] for r in rows)  # finite, never NaN
+    scored = summary_of(tmp_path)
+    assert scored["n_trials"] == len(rows)
+    splits = tmp_path / "splits" / "cutoff-2025-01-31"
+    questions = pq.read_table(questions_path)
+    write_parquet(questions, splits / "test.parquet", QUESTION_SCHEMA, metadata={"delta_days": 1})
+    write_parquet(questions.slice(0, 0), splits / "train.parquet", QUESTION_SCHEMA, metadata={"delta_days": 1})
+    exported = run_export(tmp_path / "run" / "trials.parquet", tmp_path / "splits", tmp_path / "export",
+                          ExportSettings(**Export(sft_mode="all").model_dump()))  # fmt: skip
+    assert exported["sft"]["test_rows"] == len(rows)
+
+
+def summary_of(tmp_path):
+    return summary(score_file(tmp_path / "run" / "trials.parquet", Score(bootstrap=0)))["vendor/model"]

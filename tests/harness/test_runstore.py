@@ -20,6 +20,7 @@ def row(q_id="q1", trial=1, model="m", error=None, pred="A", cost=0.5):
         "belief": None,
         "nudges_used": 0,
         "final_answer_retry_used": False,
+        "invalid_usage": [],
     }
 
 
