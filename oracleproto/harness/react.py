@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,21 +24,11 @@ from oracleproto import prompts
 from oracleproto.admission import prediction_cutoff
 from oracleproto.harness.faults import AuthError, CallError
 from oracleproto.harness.llm import ChatResult, encode_json
+from oracleproto.harness.providers import ModelProvider
 from oracleproto.harness.replay import CallContext
 from oracleproto.harness.settings import Budgets, ModelSpec
 from oracleproto.parse import parse_answer, parse_belief
 from oracleproto.tools import WEB_SEARCH, WEB_SEARCH_TOOL
-
-
-class ChatModel(Protocol):
-    async def complete(
-        self,
-        spec: ModelSpec,
-        messages: Sequence[Mapping[str, Any]],
-        tools: Sequence[Mapping[str, Any]],
-        context: CallContext,
-        messages_json: str | None = None,
-    ) -> ChatResult: ...
 
 
 class SearchTool(Protocol):
@@ -234,7 +224,7 @@ class _Trial:
     question: TrialQuestion
     trial: int
     config: LoopConfig
-    model: ChatModel
+    model: ModelProvider
     search: SearchTool | None
     result: LoopResult
     searches: int = 0
@@ -294,7 +284,7 @@ async def run_react(
     trial: int,
     prompt: str,
     config: LoopConfig,
-    model: ChatModel,
+    model: ModelProvider,
     search: SearchTool | None,
 ) -> LoopResult:
     """Run one trial. A final call error ends it with ``error`` set and the partial trace kept;
