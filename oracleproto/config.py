@@ -378,6 +378,9 @@ class Publish(Section):
     pretty_name: Text = "OracleProto"
     license: Text = "apache-2.0"
     language: tuple[Text, ...] = ("en",)
+    # shown in the card when given (add them to the publish stage's deps too)
+    leak_audit_report: Text | None = None  # report.json of `oracleproto leak-audit report`
+    probe_reports: tuple[Text, ...] = ()  # report.json files (or folders) of `oracleproto probe`
 
 
 # ---------------------------------------------------------------------------------------

@@ -68,15 +68,15 @@ def report(
 ) -> None:
     """Leak rate per layer, residual leak rate on shown_to_model, each filter's precision and recall."""
     from oracleproto.leakaudit.report import (
-        audit_summary_markdown,
         build_report,
+        leak_audit_text,
         write_report,
     )
 
     with user_errors():
         result = build_report(sheet, run)
         write_report(result, out)
-    typer.echo(audit_summary_markdown(result).replace("**", ""))
+    typer.echo(leak_audit_text(result).replace("**", ""))
     typer.echo(f"wrote {out}/report.json and {out}/report.md")
 
 

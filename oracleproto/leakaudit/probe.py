@@ -286,9 +286,3 @@ def accuracy_plot(report: Mapping[str, Any]) -> bytes:
     return svg_bytes(figure)
 
 
-def probe_summary_markdown(reports: Sequence[Mapping[str, Any]]) -> str:
-    """A dataset-card table: each model's disclosed and probed cutoff, flagged or not."""
-    lines = ["| model | disclosed cutoff | probed effective cutoff | flagged |", "|---|---|---|---|"]
-    for report in sorted(reports, key=lambda r: r["model"]):
-        lines.append(f"| {report['model']} | {report['disclosed_cutoff']} | {report['effective_cutoff'] or 'none detected'} | {'yes' if report['flagged'] else 'no'} |")
-    return "\n".join(lines)

@@ -35,6 +35,7 @@ from oracleproto.leakaudit.sample import (
     run_results,
 )
 from oracleproto.leakaudit.stats import Stratum, proportion, stratified_share
+from oracleproto.publish.hub import interval_text, leak_audit_text, percent
 
 LEAK, CLEAN, UNSURE = "leak", "clean", "unsure"
 LABELS = (LEAK, CLEAN, UNSURE)
@@ -154,16 +155,6 @@ def build_report(sheet: str | os.PathLike[str], run_dir: str | os.PathLike[str] 
     return {"sheet": {k: v for k, v in binding.items() if k != "populations"}, "checked_against_run": run_dir is not None, **report}
 
 
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f} %"
-
-
-def _interval(stat: Mapping[str, Any]) -> str:
-    if stat.get("ci_low") is None:
-        return "–"
-    return f"[{_percent(stat['ci_low'])}, {_percent(stat['ci_high'])}]"
-
-
 def report_markdown(report: Mapping[str, Any]) -> str:
     """report.md: the layer table, the residual rate, the filters."""
     lines = [
@@ -180,28 +171,15 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     for layer, stats in report["layers"].items():
         lines.append(
             f"| {layer} | {stats['population']} | {stats['sampled']} | {stats['labelled']} | {stats[LEAK]} | {stats[UNSURE]} "
-            f"| {stats['unlabelled']} | {_percent(stats['leak_rate']['rate'])} | {_interval(stats['leak_rate'])} |"
+            f"| {stats['unlabelled']} | {percent(stats['leak_rate']['rate'])} | {interval_text(stats['leak_rate'])} |"
         )
-    lines += ["", audit_summary_markdown(report), "", "| filter | precision | Wilson 95 % | recall | Jeffreys 95 % |", "|---|---:|---|---:|---|"]
+    lines += ["", leak_audit_text(report), "", "| filter | precision | Wilson 95 % | recall | Jeffreys 95 % |", "|---|---:|---|---:|---|"]
     for name, stats in report["filters"].items():
         recall = stats["recall"]
-        recall_text = _percent(recall["estimate"]) if recall["estimate"] is not None else f"– ({recall['undefined_because']})"
-        lines.append(f"| {name} | {_percent(stats['precision']['rate'])} | {_interval(stats['precision'])} | {recall_text} | {_interval(recall)} |")
+        recall_text = percent(recall["estimate"]) if recall["estimate"] is not None else f"– ({recall['undefined_because']})"
+        lines.append(f"| {name} | {percent(stats['precision']['rate'])} | {interval_text(stats['precision'])} | {recall_text} | {interval_text(recall)} |")
     lines += ["", f"Intervals: {report['method']['interval']}. Labelled: {report['method']['labelled']}.", ""]
     return "\n".join(lines)
-
-
-def audit_summary_markdown(report: Mapping[str, Any]) -> str:
-    """Two sentences for a dataset card: the residual leak rate and the leak pass-through."""
-    residual = report["residual_leak_rate"]
-    through = report["leak_pass_through"]
-    text = (
-        f"**Residual leak rate** (leaks among the search results shown to the model): {_percent(residual['rate'])} "
-        f"({residual['successes']} of {residual['n']} labelled, Wilson 95 % {_interval(residual)})."
-    )
-    if through["estimate"] is not None:
-        text += f" Share of all leaks that reached the model: {_percent(through['estimate'])} (95 % {_interval(through)})."
-    return text
 
 
 def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> Path:

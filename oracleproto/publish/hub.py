@@ -323,6 +323,7 @@ class CardInputs:
     timezone: str
     delta_days: int
     test_boundary: Mapping[str, Any]
+    leakage: str
     questions: QuestionStats
     cutoffs: tuple[CutoffConfig, ...]
     exports: tuple[TrainingConfig, ...]
@@ -365,6 +366,44 @@ def other_table(inputs: CardInputs) -> str:
         name = f"`{e.name}`" if e.name in published else f"{e.name} (empty: not a config)"
         rows.append([name, e.split, e.rows, e.content])
     return markdown_table(["config", "split", "rows", "content"], rows)
+
+
+def percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f} %"
+
+
+def interval_text(stat: Mapping[str, Any]) -> str:
+    if stat.get("ci_low") is None:
+        return "–"
+    return f"[{percent(stat['ci_low'])}, {percent(stat['ci_high'])}]"
+
+
+def leak_audit_text(report: Mapping[str, Any]) -> str:
+    """The residual leak rate of a labelled leak audit (``oracleproto leak-audit report``)."""
+    residual, through = report["residual_leak_rate"], report["leak_pass_through"]
+    text = (
+        f"**Residual leak rate** (leaks among the search results shown to the model): {percent(residual['rate'])} "
+        f"({residual['successes']} of {residual['n']} labelled, Wilson 95 % {interval_text(residual)})."
+    )
+    if through["estimate"] is not None:
+        text += f" Share of all leaks that reached the model: {percent(through['estimate'])} (95 % {interval_text(through)})."
+    return text
+
+
+def probe_table(reports: Sequence[Mapping[str, Any]]) -> str:
+    """Each probed model's disclosed and effective cutoff (``oracleproto probe``)."""
+    lines = ["| model | disclosed cutoff | probed effective cutoff | flagged |", "|---|---|---|---|"]
+    for report in sorted(reports, key=lambda r: r["model"]):
+        effective = report["effective_cutoff"] or "none detected"
+        lines.append(f"| {report['model']} | {report['disclosed_cutoff']} | {effective} | {'yes' if report['flagged'] else 'no'} |")
+    return "\n".join(lines)
+
+
+def leakage_text(audit: Mapping[str, Any] | None, probes: Sequence[Mapping[str, Any]]) -> str:
+    parts = [leak_audit_text(audit)] if audit else []
+    if probes:
+        parts.append("Cutoff probes (closed-book accuracy by month around each disclosed cutoff):\n\n" + probe_table(probes))
+    return "\n\n".join(parts) or "No leak audit or cutoff probe was published with this release (`oracleproto leak-audit`, `oracleproto probe`)."
 
 
 def boundary_text(boundary: Mapping[str, Any]) -> str:
@@ -415,6 +454,7 @@ def card_text(template: str, inputs: CardInputs) -> str:
             "openai_note": openai_note,
             "delta_days": inputs.delta_days,
             "test_boundary": boundary_text(inputs.test_boundary),
+            "leakage": inputs.leakage,
             "audit_summary": audit_summary(inputs.audit_report),
             "leaderboard": embedded_markdown(inputs.leaderboard) or "No leaderboard in this release (the score stage wrote none).",
             "hash_chain": hash_chain_table(inputs.hash_chain),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from oracleproto.admission import load_probe_report
 from oracleproto.config import Publish
 from oracleproto.errors import InputError
 from oracleproto.io import read_parquet, table_metadata
@@ -132,6 +133,10 @@ def card_inputs(layout: Layout, publish: Publish) -> tuple[hub.CardInputs, dict[
         timezone=questions_meta.get("timezone", "unknown"),
         delta_days=table_metadata(layout.splits / "admission_log.parquet")["delta_days"],
         test_boundary=read_json(layout.splits / "summary.json")["test_boundary"],
+        leakage=hub.leakage_text(
+            read_json(Path(publish.leak_audit_report)) if publish.leak_audit_report else None,
+            [load_probe_report(path) for path in publish.probe_reports],
+        ),
         questions=hub.question_stats([read_parquet(questions_path)]),
         cutoffs=tuple(cutoffs),
         exports=tuple(exports),

@@ -27,10 +27,10 @@ from oracleproto.leakaudit.probe import (
     load_probe_report,
     outcomes_from_trials,
     probe_analysis,
-    probe_summary_markdown,
     probed_cutoff,
     run_probe,
 )
+from oracleproto.publish.hub import probe_table
 from oracleproto.schema import QUESTION_SCHEMA
 from tests.servers.openai_server import OpenAIServer, content_reply
 
@@ -132,7 +132,7 @@ def test_probe_is_closed_book_and_writes_report_plot_and_run(probes):
     assert "**Flagged**" in (folder / "report.md").read_text() and "| 2025-03 | 3 | 10 | 100 % |" in (folder / "report.md").read_text()
     assert (folder / "run" / "trials.parquet").exists() and (folder / "run" / "calls.sqlite").exists()
     assert probed_cutoff(folder) == dt.date(2025, 6, 30) and probed_cutoff(out / "knows-2024-12", "lab/knows-2024-12") == dt.date(2024, 12, 31)
-    table = probe_summary_markdown([load_probe_report(folder), load_probe_report(out / "knows-2024-12" / "report.json")])
+    table = probe_table([load_probe_report(folder), load_probe_report(out / "knows-2024-12" / "report.json")])
     assert "| lab/knows-2025-06 | 2024-12-31 | 2025-06-30 | yes |" in table and "| lab/knows-2024-12 | 2024-12-31 | 2024-12-31 | no |" in table
 
 

@@ -288,3 +288,20 @@ def test_every_config_loads_offline_equal_to_its_source(project, tmp_path):
     assert set(loaded) == set(sources)
     for key, (rows, source_rows, equal) in loaded.items():
         assert rows == source_rows and rows > 0 and equal, key
+
+
+def test_the_card_shows_a_leak_audit_and_probed_cutoffs_when_given(tmp_path):
+    layout = make_project(tmp_path)
+    audit = {"residual_leak_rate": {"rate": 0.025, "successes": 1, "n": 40, "ci_low": 0.004, "ci_high": 0.129},
+             "leak_pass_through": {"estimate": None}}  # fmt: skip
+    (tmp_path / "audit.json").write_text(json.dumps(audit))
+    probe = {"model": "old/model", "disclosed_cutoff": "2026-01-31", "effective_cutoff": "2026-03-31", "flagged": True}
+    (tmp_path / "probe.json").write_text(json.dumps(probe))
+    build_hub_folder(layout, Publish(leak_audit_report=str(tmp_path / "audit.json"), probe_reports=(str(tmp_path / "probe.json"),)))
+    readme = (layout.hub / "README.md").read_text()
+    assert "**Residual leak rate** (leaks among the search results shown to the model): 2.5 % (1 of 40 labelled" in readme
+    assert "| old/model | 2026-01-31 | 2026-03-31 | yes |" in readme
+
+
+def test_without_reports_the_card_says_none_was_published(project):
+    assert "No leak audit or cutoff probe was published with this release" in (project.hub / "README.md").read_text()
