@@ -61,3 +61,18 @@ def test_repro_matches_the_committed_lock_and_then_has_nothing_to_do(two_clones)
     diff = _run(["git", "diff", "HEAD", "--stat"], clone)  # HEAD: dvc autostages dvc.lock
     assert diff.strip() == "", f"dvc repro changed tracked files (dvc.lock or git-tracked metrics):\n{diff}"
     assert "Data and pipelines are up to date" in _run(["dvc", "repro"], clone)
+
+
+def test_no_question_of_the_built_hub_is_train_somewhere_and_test_elsewhere(two_clones):
+    import pyarrow.parquet as pq
+
+    hub = two_clones[0] / "hub" / "data"
+    ids: dict[str, set[str]] = {"train": set(), "test": set()}
+    for path in hub.glob("*/*.parquet"):
+        split = path.name.split("-")[0]
+        if split in ids and path.parent.name != "questions":
+            table = pq.read_table(path)
+            column = "id" if "id" in table.column_names else "q_id"
+            ids[split] |= set(table.column(column).to_pylist())
+    assert ids["train"] and ids["test"]
+    assert not ids["train"] & ids["test"]  # cutoff-*, rl and sft together
