@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -77,6 +79,40 @@ class _ProgressDisplay:
         self.progress.stop()
 
 
+def progress_line(state: Any, elapsed_s: float) -> str:
+    """One line of progress: trials done of planned, calls in flight per channel, errors, cost, ETA."""
+    flights = " ".join(f"{name} {count}" for name, count in sorted(state.in_flight.items())) or "idle"
+    rate = state.done / elapsed_s if elapsed_s > 0 else 0.0
+    left = state.total - state.completed
+    eta = f"{left / rate:.0f} s" if rate > 0 and left else "–"
+    return (
+        f"evaluate: {state.completed}/{state.total} trials · in flight {flights} · "
+        f"errors {sum(state.errors.values())} · ${state.cost_usd:.4f} · {elapsed_s:.0f} s elapsed, ETA {eta}"
+    )
+
+
+class _ProgressLog:
+    """Without a terminal (CI logs, nohup): one progress line every ``every_s`` seconds, and at the end."""
+
+    def __init__(self, every_s: float = 10.0) -> None:
+        self.every_s, self.state = every_s, None
+        self.started = self.last = time.monotonic()
+
+    def __call__(self, state: Any) -> None:
+        self.state = state
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self.last = now
+            typer.echo(progress_line(state, now - self.started), err=True)
+
+    def __enter__(self) -> _ProgressLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.state is not None:
+            typer.echo(progress_line(self.state, time.monotonic() - self.started), err=True)
+
+
 @app.command(
     epilog=(
         "Examples:\n\n"
@@ -147,7 +183,7 @@ def evaluate(
 
     with user_errors():  # a stopped run (auth, replay miss) exits 4: RunAborted.exit_code
         if progress:
-            with _ProgressDisplay() as display:
+            with _ProgressDisplay() if sys.stderr.isatty() else _ProgressLog() as display:
                 summary = run_evaluation(jobs, settings, out, cache_path=cache_file, progress=display)
         else:
             summary = run_evaluation(jobs, settings, out, cache_path=cache_file)

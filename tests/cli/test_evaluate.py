@@ -173,3 +173,16 @@ def test_final_answer_retry_flag(split, tmp_path):
     retried, plain = (pq.read_table(tmp_path / d / "trials.parquet").to_pylist() for d in ("on", "off"))
     assert all(t["final_answer_retry_used"] and t["pred"] is not None and t["react_steps"] == 3 for t in retried)
     assert all(not t["final_answer_retry_used"] and t["pred"] is None and t["react_steps"] == 2 for t in plain)
+
+
+def test_without_a_terminal_progress_is_logged_as_lines(split, tmp_path, monkeypatch):
+    from oracleproto.cli import evaluate as cli_evaluate
+
+    monkeypatch.setattr(cli_evaluate._ProgressLog.__init__, "__defaults__", (0.0,))  # a line at every trial
+    directory, params = split
+    result = CliRunner().invoke(app, ["evaluate", "--questions", str(directory / "test.parquet"), "--model", "baseline:first",
+                                      "--out", str(tmp_path / "o"), "--params", str(params)], env={})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("evaluate: ")]
+    assert len(lines) >= 12 and lines[-1].startswith("evaluate: 12/12 trials · in flight idle · errors 0 · $0.0000")
+    assert "ETA" in lines[0]
