@@ -140,6 +140,8 @@ TRIAL_SCHEMA = pa.schema(
         pa.field("nudges_used", pa.int64()),  # minimum-search nudges given (Budgets.min_search_calls)
         pa.field("final_answer_retry_used", pa.bool_()),  # the bail-out retry fired
         pa.field("invalid_usage", pa.list_(pa.string())),  # provider usage fields out of range: stored as null
+        pa.field("search_errors", pa.int64()),  # searches that failed (so "0 errors" means 0)
+        pa.field("detector_errors", pa.int64()),  # searches whose leak-detector calls failed
     ]
 )
 

@@ -360,6 +360,8 @@ def _finish(run: _Run, jobs: Sequence[EvalJob], snapshot: Mapping[str, Any], out
         parsed=state.parsed,
         errors=dict(state.errors),
         cost_usd=state.cost_usd,
+        search_errors=state.search_errors,
+        detector_errors=state.detector_errors,
     )
 
 

@@ -23,6 +23,8 @@ class ProgressState:
     parsed: int = 0
     cost_usd: float = 0.0
     in_flight: dict[str, int] = field(default_factory=dict)
+    search_errors: int = 0
+    detector_errors: int = 0
 
     def record(self, row: Mapping[str, Any]) -> None:
         self.done += 1
@@ -33,6 +35,8 @@ class ProgressState:
         elif row["pred"] is not None:
             self.parsed += 1
         self.cost_usd += row["cost_usd"]
+        self.search_errors += row.get("search_errors") or 0
+        self.detector_errors += row.get("detector_errors") or 0
 
     @property
     def completed(self) -> int:
@@ -53,6 +57,8 @@ class EvalSummary:
     parsed: int
     errors: dict[str, int]
     cost_usd: float
+    search_errors: int = 0
+    detector_errors: int = 0
 
     def line(self) -> str:
         errors = sum(self.errors.values())
@@ -60,6 +66,7 @@ class EvalSummary:
         return (
             f"evaluated {self.ran} trial(s) ({self.resumed} already done, {self.skipped_cutoff} skipped by cutoff): "
             f"{self.parsed} parsed, {errors} error(s){' (' + kinds + ')' if kinds else ''}, "
+            f"{self.search_errors} failed search(es), {self.detector_errors} with a failed leak detector, "
             f"cost ${self.cost_usd:.4f}; {self.rows} rows in {self.trials_path}"
         )
 

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from oracleproto import prompts
 from oracleproto.admission import prediction_cutoff
-from oracleproto.harness.faults import AuthError, CallError
+from oracleproto.harness.faults import AUTH, AuthError, CallError
 from oracleproto.harness.llm import ChatResult, encode_json
 from oracleproto.harness.providers import ModelProvider
 from oracleproto.harness.replay import CallContext
@@ -71,6 +71,8 @@ class LoopResult:
     nudges_used: int = 0
     final_answer_retry_used: bool = False
     invalid_usage: set[str] = field(default_factory=set)  # provider usage fields taken as unknown
+    search_errors: int = 0  # searches that returned an error instead of results
+    detector_errors: int = 0  # searches whose leak-detector calls failed (results dropped: fail closed)
 
     @property
     def tool_calls_count(self) -> int:
@@ -262,7 +264,12 @@ class _Trial:
             assert query is not None and self.search is not None
             outcome = await self.search.search(query, chi, CallContext(self.label, self.question.q_id, self.trial, state.step, seq))
             self.searches += 1
-            result.search_calls.append(outcome.to_search_call())
+            entry = outcome.to_search_call()
+            if AUTH in (entry.get("error_kind"), entry.get("detector_error_kind")):
+                raise AuthError(f"the {'search' if entry.get('error_kind') == AUTH else 'leak detector'} service rejected its key")
+            result.search_errors += outcome.error is not None
+            result.detector_errors += entry.get("detector_error_kind") is not None
+            result.search_calls.append(entry)
             result.cost_usd += float(getattr(outcome, "cost_usd", 0.0) or 0.0)
             result.append(_tool_message(call, json.dumps(outcome.to_llm_payload(), ensure_ascii=False)))
 

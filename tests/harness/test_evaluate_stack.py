@@ -13,8 +13,10 @@ import json
 import re
 
 import pyarrow.parquet as pq
+import pytest
 
 from oracleproto.config import Sampling
+from oracleproto.errors import RunAborted
 from oracleproto.harness.detector import DetectorSettings, LeakDetector
 from oracleproto.harness.evaluate import evaluate
 from oracleproto.harness.keypool import KeyPool
@@ -188,8 +190,9 @@ def test_archive_backend_with_heuristic_detector(tmp_path):
         assert f"a.example/{index}/late" not in row["messages"] and f"a.example/{index}/early" in row["messages"]
 
 
-def test_detector_auth_failure_does_not_abort_the_run(tmp_path):
-    """A bad detector key fails closed per result (Table 17); only the model's auth aborts."""
+def test_a_detector_auth_failure_aborts_the_run_like_a_model_auth_failure(tmp_path):
+    """A rejected detector key would drop every result (fail closed) while the run reports
+    no error: it stops the run instead, resumably, with one line naming the service."""
     questions = make_questions(3)
     path = tmp_path / "questions.parquet"
     write_parquet(questions, path, QUESTION_SCHEMA, sort_by=("id",))
@@ -200,12 +203,24 @@ def test_detector_auth_failure_does_not_abort_the_run(tmp_path):
         for event, chi in chi_of.items():
             for n in (1, 2):
                 tavily.script(f"{event} angle {n}", results_for(chi))
-        summary = evaluate([job], settings, tmp_path / "run", sleep=no_sleep,
-                           env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": MODEL_KEY, "DETECTOR_MODEL": "det/model"}, search_factory=stack_factory(tavily.url, det.base_url))
-    assert summary.rows == 9 and summary.errors == {}
-    row = pq.read_table(tmp_path / "run" / "trials.parquet").to_pylist()[0]
-    calls = json.loads(row["search_calls"])
-    assert calls[0]["n_results_kept"] == 0 and calls[0]["detector_error_kind"] == "auth"
+        with pytest.raises(RunAborted, match="leak detector service rejected its key"):
+            evaluate([job], settings, tmp_path / "run", sleep=no_sleep,
+                     env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": MODEL_KEY, "DETECTOR_MODEL": "det/model"},
+                     search_factory=stack_factory(tavily.url, det.base_url))  # fmt: skip
+
+
+def test_a_tavily_auth_failure_aborts_the_run(tmp_path):
+    questions = make_questions(2)
+    path = tmp_path / "questions.parquet"
+    write_parquet(questions, path, QUESTION_SCHEMA, sort_by=("id",))
+    settings = EvalSettings(search_backend="tavily", detector="heuristic")
+    job = EvalJob(ModelSpec(label="m", slug="m", cutoff=dt.date(2025, 1, 31)), QuestionSet.load(path))
+    with OpenAIServer(researcher) as model, TavilyStub() as tavily:
+        tavily.bad_keys.update({key: 401 for key in TAVILY_KEYS})  # every key of the pool is rejected
+        with pytest.raises(RunAborted, match="search service rejected its key"):
+            evaluate([job], settings, tmp_path / "run", sleep=no_sleep,
+                     env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": MODEL_KEY},
+                     search_factory=stack_factory(tavily.url, "http://127.0.0.1:9"))  # fmt: skip
 
 
 def test_fault_storm_on_every_channel(tmp_path):

@@ -21,6 +21,8 @@ def row(q_id="q1", trial=1, model="m", error=None, pred="A", cost=0.5):
         "nudges_used": 0,
         "final_answer_retry_used": False,
         "invalid_usage": [],
+        "search_errors": 0,
+        "detector_errors": 0,
     }
 
 
