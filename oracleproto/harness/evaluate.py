@@ -50,6 +50,7 @@ from oracleproto.harness.manifest import (
     job_fingerprint,
 )
 from oracleproto.harness.plan import CACHE_FILE, LOG_FILE, MANIFEST_FILE, TRIALS_FILE
+from oracleproto.harness.preflight import check_endpoints, every_problem
 from oracleproto.harness.progress import EvalSummary, ProgressCallback, ProgressState
 from oracleproto.harness.providers import (
     ModelProvider,
@@ -283,7 +284,13 @@ def _start(jobs: Sequence[EvalJob], settings: EvalSettings, env: Mapping[str, st
     if searching:
         settings.check_search_ready()
     need_key = settings.cache_mode != "replay"
-    endpoints = {job.label: resolve_endpoint(job.spec, env, need_key=need_key) for job in api_jobs}
+    endpoints, problems = {}, []
+    for job in api_jobs:
+        try:
+            endpoints[job.label] = resolve_endpoint(job.spec, env, need_key=need_key)
+        except ConfigError as exc:
+            problems.append(str(exc))
+    every_problem(problems)
     key_envs = search_key_envs(settings) if searching else []
     snapshot = config_snapshot(settings, [job.spec for job in jobs], env, key_envs, detector_snapshot(settings, env, searching))
     return _Start(providers, api_jobs, endpoints, snapshot, searching)
@@ -408,6 +415,9 @@ async def evaluate_async(
     """
     env = os.environ if env is None else env
     start = _start(jobs, settings, env)
+    if settings.cache_mode != "replay":
+        specs = {job.label: job.spec for job in start.api_jobs}
+        await check_endpoints(((e, specs[label].base_url_env) for label, e in start.endpoints.items()), transport)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     options = dict(cache_path=cache_path or out / CACHE_FILE, search_factory=search_factory, sleep=sleep, transport=transport)

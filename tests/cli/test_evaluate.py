@@ -1,5 +1,6 @@
 import datetime as dt
 import json
+import time
 
 import pyarrow.parquet as pq
 import pytest
@@ -186,3 +187,34 @@ def test_without_a_terminal_progress_is_logged_as_lines(split, tmp_path, monkeyp
     lines = [line for line in result.output.splitlines() if line.startswith("evaluate: ")]
     assert len(lines) >= 12 and lines[-1].startswith("evaluate: 12/12 trials · in flight idle · errors 0 · $0.0000")
     assert "ETA" in lines[0]
+
+
+def test_a_closed_port_is_one_line_within_seconds_and_leaves_no_run_folder(split, tmp_path):
+    directory, params = split
+    started = time.monotonic()
+    result = invoke(["--questions", str(directory / "test.parquet"), "--model", "vendor/model", "--params", str(params),
+                     "--out", str(tmp_path / "o")], {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": KEY})  # fmt: skip
+    assert result.exit_code == 1 and time.monotonic() - started < 20
+    assert result.output.strip().splitlines() == [
+        "error: the endpoint of OPENAI_BASE_URL / OPENAI_API_KEY is unreachable (ConnectError); check OPENAI_BASE_URL"
+    ]
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_rejected_key_is_one_line_before_any_trial(split, tmp_path):
+    directory, params = split
+    with OpenAIServer(SearchThenAnswer(searches=0)) as server:
+        server.state.accepted_key = KEY
+        result = invoke(["--questions", str(directory / "test.parquet"), "--model", "vendor/model", "--params", str(params),
+                         "--out", str(tmp_path / "o")], {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-wrong-0123456789abcdef"})  # fmt: skip
+    assert result.exit_code == 1 and "rejected the key" in result.output and "check OPENAI_API_KEY" in result.output
+    assert "sk-wrong" not in result.output and not (tmp_path / "o").exists()
+
+
+def test_every_missing_variable_is_named_at_once(split, tmp_path):
+    directory, params = split
+    params.write_text(params.read_text().replace("models:\n", "models:\n  other/model: {cutoff: '2025-01', api_key_env: OTHER_KEY}\n"))
+    result = invoke(["--questions", str(directory / "test.parquet"), "--model", "vendor/model", "--model", "other/model",
+                     "--params", str(params), "--out", str(tmp_path / "o")], {})  # fmt: skip
+    assert result.exit_code == 1
+    assert "OPENAI_API_KEY" in result.output and "OTHER_KEY" in result.output and len(result.output.strip().splitlines()) == 1

@@ -175,6 +175,7 @@ class ServerState:
     faults_served: list[str] = field(default_factory=list)
     record: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
+    accepted_key: str | None = None  # set: GET /models answers 401 to any other bearer key
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -191,6 +192,16 @@ class _Handler(BaseHTTPRequestHandler):
         lines = [f"HTTP/1.1 {status} {phrase}", "Content-Type: application/json", f"Content-Length: {len(payload)}"]
         lines += [f"{name}: {value}" for name, value in headers]
         self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload)
+
+    def do_GET(self) -> None:  # noqa: N802
+        """``/models``: what a client may ask first to check the endpoint and its key."""
+        accepted = self.state.accepted_key
+        if accepted is not None and self.headers.get("Authorization") != f"Bearer {accepted}":
+            self._send(401, b'{"error": {"message": "invalid api key"}}')
+        elif self.path.rstrip("/") == "/models":
+            self._send(200, b'{"object": "list", "data": [{"id": "vendor/model", "object": "model"}]}')
+        else:
+            self._send(404, b'{"error": {"message": "not found"}}')
 
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("Content-Length") or 0)
