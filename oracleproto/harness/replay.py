@@ -86,18 +86,22 @@ class CallCache:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             if mode == "replay" and not Path(path).exists():
                 raise InputError(f"replay mode: no recorded calls at {path}")
-            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, channel TEXT NOT NULL, "
-                "context TEXT NOT NULL, response TEXT NOT NULL)"
-            )
+            try:
+                self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                self._conn.execute(
+                    "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, channel TEXT NOT NULL, "
+                    "context TEXT NOT NULL, response TEXT NOT NULL)"
+                )
+                keys = {k for (k,) in self._conn.execute("SELECT key FROM calls")}
+            except sqlite3.DatabaseError as exc:
+                raise InputError(f"{path} is not a usable call cache ({exc}); move it aside or name another --cache-file") from None
         # deferred: stores wait for flush() and go in one transaction (the evaluator flushes
         # before committing each trial); otherwise every store is written at once
         self._deferred = deferred
         self._pending: dict[str, tuple[str, str, str, str]] = {}
-        self._keys: set[str] = set() if self._conn is None else {k for (k,) in self._conn.execute("SELECT key FROM calls")}
+        self._keys: set[str] = set() if self._conn is None else keys
 
     def lookup(self, key: str) -> dict[str, Any] | None:
         if self._conn is None:

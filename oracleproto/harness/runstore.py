@@ -86,6 +86,12 @@ class RunStore:
         self.path = Path(path)
         self.label = label
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._open(label)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"{self.path} is not a usable run store ({exc}); move it aside to start the model afresh") from None
+
+    def _open(self, label: str) -> None:
         self._conn = sqlite3.connect(self.path, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")

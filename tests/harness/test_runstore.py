@@ -91,3 +91,15 @@ def test_store_filename_is_safe_and_unique():
     assert store_filename("openai/gpt-4o").startswith("openai__gpt-4o.")
     assert store_filename("a/b") != store_filename("a__b")
     assert store_filename("baseline:uniform@cutoff-2024-04-30").startswith("baseline_uniform_cutoff-2024-04-30.")
+
+
+def test_a_damaged_store_or_cache_is_one_error_naming_the_file(tmp_path):
+    from oracleproto.errors import InputError
+    from oracleproto.harness.replay import CallCache
+
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is not a SQLite database, only text that looks like one\n" * 200)
+    with pytest.raises(InputError, match=r"garbage\.db is not a usable run store"):
+        RunStore(garbage, "m")
+    with pytest.raises(InputError, match=r"garbage\.db is not a usable call cache"):
+        CallCache(garbage, "replay")
