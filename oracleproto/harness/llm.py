@@ -51,8 +51,8 @@ from oracleproto.harness.faults import (
 )
 from oracleproto.harness.replay import CallCache, CallContext
 from oracleproto.harness.settings import SECRETS, Endpoint, ModelSpec
+from oracleproto.tools import WEB_SEARCH
 
-WEB_SEARCH = "web_search"
 LLM_CHANNEL = "llm"
 
 
