@@ -38,8 +38,7 @@ from oracleproto.config import DEFAULT_MAX_RESPONSE_BYTES
 from oracleproto.errors import ConfigError
 from oracleproto.harness.bounded_http import (
     CallLimits,
-    make_http_client,
-    post_bounded,
+    JsonPoster,
     raise_for_status,
 )
 from oracleproto.harness.faults import (
@@ -391,7 +390,7 @@ class LeakDetector:
         self._retry = retry
         self._sleep = sleep
         self._transport = transport
-        self._client: httpx.AsyncClient | None = None
+        self._client: JsonPoster | None = None
         self._limit = asyncio.Semaphore(settings.concurrency)
 
     def request_for(self, hit: SearchHit, cutoff: date) -> dict[str, Any]:
@@ -447,13 +446,11 @@ class LeakDetector:
         if self.settings.base_url is None:
             raise RuntimeError("detector has no endpoint (replay-only settings)")
         if self._client is None:
-            headers = {"Content-Type": "application/json", "Accept": "application/json"}
-            if self.settings.api_key:
-                headers["Authorization"] = f"Bearer {self.settings.api_key}"
-            self._client = make_http_client(self.settings.concurrency, headers, self._transport)
-        url = f"{self.settings.base_url.rstrip('/')}/chat/completions"
+            headers = {"Authorization": f"Bearer {self.settings.api_key}"} if self.settings.api_key else {}
+            url = f"{self.settings.base_url.rstrip('/')}/chat/completions"
+            self._client = JsonPoster(url, headers, self.settings.concurrency, self._transport)
         limits = CallLimits(self.settings.timeout_s, self.settings.max_response_bytes)
-        reply = await post_bounded(self._client, url, encode_json(request).encode(), limits, DETECTOR_ENDPOINT)
+        reply = await self._client.send(self._client.prepare(encode_json(request).encode()), limits, DETECTOR_ENDPOINT)
         raise_for_status(reply, DETECTOR_ENDPOINT)
         try:
             payload = json.loads(reply.content)

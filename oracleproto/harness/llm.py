@@ -34,8 +34,7 @@ from oracleproto.errors import RunAborted
 from oracleproto.harness.bounded_http import (
     ERROR_BODY_CHARS,
     CallLimits,
-    make_http_client,
-    post_bounded,
+    JsonPoster,
     raise_for_status,
 )
 from oracleproto.harness.faults import (
@@ -285,8 +284,8 @@ def describe_failure(exc: BaseException) -> str:
 class ChatClient:
     """Chat-completions calls for the models of one endpoint, under a shared semaphore.
 
-    Each call is one :func:`~oracleproto.harness.bounded_http.post_bounded` exchange on this
-    client's own ``httpx.AsyncClient`` (keep-alive pool of ``max_connections``), held to
+    Each call is one :class:`~oracleproto.harness.bounded_http.JsonPoster` exchange (an httpx
+    transport keeping ``max_connections`` alive), held to
     ``sampling.timeout_s`` from connect to last byte and ``sampling.max_response_bytes``.
     ``transport`` replaces httpx's network transport (tests: ``httpx.MockTransport``).
     """
@@ -312,13 +311,10 @@ class ChatClient:
         self._meter = meter or ChannelMeter()
         self._retry = retry_policy
         self._sleep = sleep
-        self._url = f"{endpoint.base_url}/chat/completions"
         self._limits = CallLimits(sampling.timeout_s, sampling.max_response_bytes)
         self._what = f"{endpoint.key_env} endpoint"  # names the endpoint in errors without its URL or key
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if endpoint.api_key is not None:
-            headers["Authorization"] = f"Bearer {endpoint.api_key}"
-        self._http = make_http_client(max_connections, headers, transport)
+        headers = {} if endpoint.api_key is None else {"Authorization": f"Bearer {endpoint.api_key}"}
+        self._http = JsonPoster(f"{endpoint.base_url}/chat/completions", headers, max_connections, transport)
 
     async def complete(
         self,
@@ -354,8 +350,9 @@ class ChatClient:
     async def _post(self, payload: bytes) -> tuple[dict[str, Any], int]:
         if self.endpoint.api_key is None:
             raise AuthError(f"no API key for {self.endpoint.key_env} (replay mode cannot call out)")
+        request = self._http.prepare(payload)
         async with self._semaphore, self._meter.track(LLM_CHANNEL):
-            reply = await post_bounded(self._http, self._url, payload, self._limits, self._what)
+            reply = await self._http.send(request, self._limits, self._what)
         raise_for_status(reply, self._what)
         try:
             data = json.loads(reply.content)

@@ -23,7 +23,7 @@ PREFLIGHT_TIMEOUT_S = 5.0
 async def check_endpoint(endpoint: Endpoint, base_url_env: str, transport: httpx.AsyncBaseTransport | None = None) -> None:
     headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
     where = f"the endpoint of {base_url_env} / {endpoint.key_env}"
-    async with make_http_client(1, headers, transport) as client:
+    async with make_http_client(headers, transport) as client:
         try:
             async with asyncio.timeout(PREFLIGHT_TIMEOUT_S):
                 response = await client.get(f"{endpoint.base_url}/models")

@@ -21,8 +21,8 @@ def response_bytes(status: int, body: bytes, headers: Iterable[tuple[str, str]] 
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 
-def read_request(conn: socket.socket) -> bytes | None:
-    """One request's body (after its head), or None when the client closed first."""
+def read_request(conn: socket.socket) -> tuple[bytes, bytes] | None:
+    """One request's (head, body), or None when the client closed first."""
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = conn.recv(65536)
@@ -36,7 +36,7 @@ def read_request(conn: socket.socket) -> bytes | None:
         if not chunk:
             return None
         body += chunk
-    return body
+    return head, body
 
 
 class RawServer:
@@ -51,6 +51,7 @@ class RawServer:
         self.script = script
         self.close_after_reply = close_after_reply
         self.requests = 0
+        self.received: list[tuple[bytes, bytes]] = []  # (head, body) of every request, in order
         self.closed_connections = threading.Semaphore(0)  # released once per connection the server closed
         self._lock = threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -77,9 +78,10 @@ class RawServer:
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             with conn:
-                while read_request(conn) is not None:
+                while (request := read_request(conn)) is not None:
                     with self._lock:
                         self.requests += 1
+                        self.received.append(request)
                     self.script(conn)
                     if self.close_after_reply:
                         return
