@@ -42,6 +42,7 @@ import httpx
 from oracleproto.admission import admissible
 from oracleproto.config import SearchOptions
 from oracleproto.errors import ConfigError, InputError, RunAborted
+from oracleproto.harness.bounded_http import ChannelSlots
 from oracleproto.harness.faults import AuthError, classify
 from oracleproto.harness.llm import BrowsingBarrierError, ChannelMeter, ChatClient
 from oracleproto.harness.manifest import (
@@ -380,14 +381,14 @@ def _model_clients(
     transport: httpx.AsyncBaseTransport | None,
     sleep: Callable[[float], Awaitable[Any]],
 ) -> dict[str, ChatClient]:
-    """One chat client per API model label; all of them share the main-LLM semaphore (Table 20)."""
-    llm_slots = asyncio.Semaphore(settings.concurrency.llm)
+    """One chat client per API model label; all of them share the main-LLM slots (Table 20)."""
+    llm_slots = ChannelSlots(settings.concurrency.llm)
     return {
         label: ChatClient(
             endpoint,
             settings.sampling,
             cache,
-            semaphore=llm_slots,
+            slots=llm_slots,
             max_connections=settings.concurrency.llm,
             transport=transport,
             meter=meter,

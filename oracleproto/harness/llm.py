@@ -34,6 +34,7 @@ from oracleproto.errors import RunAborted
 from oracleproto.harness.bounded_http import (
     ERROR_BODY_CHARS,
     CallLimits,
+    ChannelSlots,
     JsonPoster,
     raise_for_status,
 )
@@ -282,7 +283,7 @@ def describe_failure(exc: BaseException) -> str:
 
 
 class ChatClient:
-    """Chat-completions calls for the models of one endpoint, under a shared semaphore.
+    """Chat-completions calls for the models of one endpoint, under the channel's shared slots.
 
     Each call is one :class:`~oracleproto.harness.bounded_http.JsonPoster` exchange (an httpx
     transport keeping ``max_connections`` alive), held to
@@ -296,7 +297,7 @@ class ChatClient:
         sampling: Sampling,
         cache: CallCache,
         *,
-        semaphore: asyncio.Semaphore,
+        slots: ChannelSlots,
         max_connections: int = 10,
         transport: httpx.AsyncBaseTransport | None = None,
         meter: ChannelMeter | None = None,
@@ -307,7 +308,7 @@ class ChatClient:
         self.endpoint = endpoint
         self.sampling = sampling
         self.cache = cache
-        self._semaphore = semaphore
+        self._slots = slots
         self._meter = meter or ChannelMeter()
         self._retry = retry_policy
         self._sleep = sleep
@@ -351,7 +352,7 @@ class ChatClient:
         if self.endpoint.api_key is None:
             raise AuthError(f"no API key for {self.endpoint.key_env} (replay mode cannot call out)")
         request = self._http.prepare(payload)
-        async with self._semaphore, self._meter.track(LLM_CHANNEL):
+        async with self._slots.hold(request), self._meter.track(LLM_CHANNEL):
             reply = await self._http.send(request, self._limits, self._what)
         raise_for_status(reply, self._what)
         try:

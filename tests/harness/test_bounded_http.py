@@ -9,7 +9,12 @@ import socket
 import httpx
 import pytest
 
-from oracleproto.harness.bounded_http import CallLimits, JsonPoster, environment_proxy
+from oracleproto.harness.bounded_http import (
+    CallLimits,
+    ChannelSlots,
+    JsonPoster,
+    environment_proxy,
+)
 from tests.servers.raw_server import RawServer, response_bytes
 
 LIMITS = CallLimits(deadline_s=5.0, max_response_bytes=1 << 20)
@@ -74,3 +79,67 @@ def test_a_mock_transport_replaces_the_network():
     reply = asyncio.run(_post(JsonPoster("http://x.test/chat", {}, 1, httpx.MockTransport(handler)), b"abc"))
     assert (reply.status, reply.content) == (201, b"cba")
 
+
+
+class SlowToWrite(httpx.AsyncBaseTransport):
+    """Yields like httpcore does (a few times) before the request is on the wire, then answers."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        for _ in range(4):
+            await asyncio.sleep(0)
+        await request.extensions["trace"]("http11.send_request_body.complete", {})
+        self.log.append(f"{request.content.decode()} on the wire")
+        await asyncio.sleep(0.01)  # the provider's latency
+        return httpx.Response(200, content=b"{}")
+
+
+def test_a_freed_slot_reaches_the_wire_before_the_freeing_call_goes_on():
+    log: list[str] = []
+    transport = SlowToWrite(log)
+    slots = ChannelSlots(1)
+    in_flight = []
+
+    async def call(name: str) -> None:
+        request = httpx.Request("POST", "http://x.test/", content=name.encode())
+        async with slots.hold(request):
+            in_flight.append(name)
+            assert len(in_flight) == 1  # the cap holds
+            response = await transport.handle_async_request(request)
+            await response.aread()
+            in_flight.remove(name)
+        log.append(f"{name} goes on")
+
+    async def main() -> None:
+        await asyncio.gather(call("a"), call("b"), call("c"))
+
+    asyncio.run(main())
+    # each freed slot is on the wire again before its former holder does its own work
+    assert log == ["a on the wire", "b on the wire", "a goes on", "c on the wire", "b goes on", "c goes on"]
+
+
+def test_with_nobody_waiting_a_call_goes_on_at_once():
+    async def main() -> int:
+        slots = ChannelSlots(2)
+        request = httpx.Request("POST", "http://x.test/")
+        async with slots.hold(request):
+            await request.extensions["trace"]("http11.send_request_body.complete", {})
+        loop_turns = 0
+
+        async def count() -> None:
+            nonlocal loop_turns
+            while True:
+                loop_turns += 1
+                await asyncio.sleep(0)
+
+        counter = asyncio.create_task(count())
+        await asyncio.sleep(0)
+        async with slots.hold(httpx.Request("POST", "http://x.test/")) as _:
+            pass  # never sent: a failed exchange still frees its slot and its count
+        turns = loop_turns
+        counter.cancel()
+        return turns
+
+    assert asyncio.run(main()) <= 2

@@ -19,6 +19,7 @@ from datetime import date
 import pytest
 
 from oracleproto.config import Sampling
+from oracleproto.harness.bounded_http import ChannelSlots
 from oracleproto.harness.detector import DetectorSettings, LeakDetector
 from oracleproto.harness.faults import LLM_RETRY, CallError, RetryPolicy
 from oracleproto.harness.keypool import KeyPool
@@ -140,7 +141,7 @@ def chat_client(url: str, retry: RetryPolicy = NO_RETRY, waits: list[float] | No
 
     sampling = Sampling(timeout_s=DEADLINE_S, max_response_bytes=CAP)
     return ChatClient(
-        Endpoint(url, KEY), sampling, CallCache(None, "off"), semaphore=asyncio.Semaphore(2), retry_policy=retry, sleep=sleep
+        Endpoint(url, KEY), sampling, CallCache(None, "off"), slots=ChannelSlots(2), retry_policy=retry, sleep=sleep
     )
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from oracleproto.config import Sampling
 from oracleproto.errors import ConfigError
+from oracleproto.harness.bounded_http import ChannelSlots
 from oracleproto.harness.faults import AuthError, CallError, RetryPolicy
 from oracleproto.harness.llm import (
     BrowsingBarrierError,
@@ -49,7 +50,7 @@ async def complete(server, cache=None, spec=SPEC, tools=(WEB_SEARCH_TOOL,), key=
     cache = cache or CallCache(None, "off")
     kwargs = {"retry_policy": retry} if retry else {}
     client = ChatClient(
-        Endpoint(server.base_url, key), sampling, cache, semaphore=asyncio.Semaphore(2), sleep=sleep, **kwargs
+        Endpoint(server.base_url, key), sampling, cache, slots=ChannelSlots(2), sleep=sleep, **kwargs
     )
     try:
         return await client.complete(spec, MESSAGES, list(tools), CTX)
@@ -331,7 +332,7 @@ def test_semaphore_caps_concurrency():
         return content_reply("\\boxed{Yes}", body)
 
     async def many(server):
-        client = ChatClient(Endpoint(server.base_url, KEY), Sampling(), CallCache(None, "off"), semaphore=asyncio.Semaphore(3))
+        client = ChatClient(Endpoint(server.base_url, KEY), Sampling(), CallCache(None, "off"), slots=ChannelSlots(3))
         contexts = [CallContext("m", f"q{i}", 1, 1) for i in range(9)]
         try:
             await asyncio.gather(*(client.complete(SPEC, MESSAGES, [], c) for c in contexts))
@@ -354,7 +355,7 @@ def test_an_injected_transport_gets_the_cache_key_bytes_and_the_key_header():
     async def one_call():
         client = ChatClient(
             Endpoint("http://model.invalid/v1", KEY), Sampling(), CallCache(None, "off"),
-            semaphore=asyncio.Semaphore(1), transport=httpx.MockTransport(handler),
+            slots=ChannelSlots(1), transport=httpx.MockTransport(handler),
         )
         try:
             return await client.complete(SPEC, MESSAGES, [], CTX)
@@ -395,7 +396,7 @@ def test_http10_server_without_content_length():
 
     try:
         async def twice():
-            client = ChatClient(Endpoint(Address.base_url, KEY), Sampling(), CallCache(None, "off"), semaphore=asyncio.Semaphore(1))
+            client = ChatClient(Endpoint(Address.base_url, KEY), Sampling(), CallCache(None, "off"), slots=ChannelSlots(1))
             try:
                 return [await client.complete(SPEC, MESSAGES, [], CallContext("m", f"q{i}", 1, 1)) for i in range(2)]
             finally:
