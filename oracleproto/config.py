@@ -210,7 +210,7 @@ ModelEntries = dict[Slug, Annotated[ModelEntry, BeforeValidator(_entry_shorthand
 # evaluate
 
 
-# Size cap of one response body (model and detector calls): a chat completion of 12,000
+# Size cap of one response body (model, detector and search calls): a chat completion of 12,000
 # tokens is well under 1 MiB, so 8 MiB only ever stops a runaway or hostile server.
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 
@@ -250,6 +250,8 @@ class SearchOptions(Section):
     include_answer: Annotated[Literal[False, "basic", "advanced"], BeforeValidator(_true_means("basic"))] = False
     raw_content_max_chars: Count = 8000  # 0 = no truncation
     timeout_s: Seconds = 60.0
+    # a search body carries up to 20 pages of raw content, not a chat turn: its own cap
+    max_response_bytes: PositiveInt = DEFAULT_MAX_RESPONSE_BYTES  # a larger body is a response_too_large fault
     key_cooldown_s: Seconds = 60.0
     usd_per_credit: Price = 0.008  # Tavily pay-as-you-go price of one API credit
     undated: Literal["drop", "keep"] = "drop"  # what the date heuristic does with an undated result
@@ -311,6 +313,9 @@ class RunKnobs(ArchivePath):
     protocols: ProtocolSwitches = ProtocolSwitches()
     concurrency: Concurrency = Concurrency()
     search_options: SearchOptions = SearchOptions()
+    # a channel (a model's endpoint, search, the leak detector) whose calls fail this many
+    # times in a row on transport (network, timeout, 5xx, after retries) stops the run, resumably
+    max_consecutive_failures: PositiveInt = 10
 
 
 def search_offered(search_backend: str, max_search_calls: int) -> bool:

@@ -136,7 +136,7 @@ def evaluate(
     search: Optional[str] = typer.Option(None, help=from_params("Search backend: archive | tavily | none.", "evaluate.search")),
     archive: Optional[Path] = typer.Option(None, help=from_params("Dated-document archive for --search archive (.jsonl or .parquet).", "evaluate.archive")),
     detector: Optional[str] = typer.Option(None, help=from_params("Leak detector: llm | heuristic | off.", "evaluate.detector")),
-    cache: Optional[str] = typer.Option(None, help=from_params("Call cache: record | replay (offline, no keys; re-derives every trial) | off.", "evaluate.cache")),
+    cache: Optional[str] = typer.Option(None, help=from_params("Call cache: record | replay (offline, no keys or variables; re-derives every trial) | off.", "evaluate.cache")),
     cache_file: Optional[Path] = typer.Option(None, help="Call cache file (default OUT/calls.sqlite); replay another run's cache with it."),
     cutoff: list[str] = typer.Option([], help="SLUG=YYYY-MM-DD (or YYYY-MM) knowledge cutoff of a model, over its params models: entry."),
     train: Optional[Path] = typer.Option(None, help="Train split for baseline:base_rate (default: train.parquet beside a test.parquet)."),

@@ -43,6 +43,7 @@ from oracleproto.harness.bounded_http import (
 )
 from oracleproto.harness.faults import (
     DETECTOR_RETRY,
+    CallError,
     MalformedResponseError,
     RetryLog,
     RetryPolicy,
@@ -327,6 +328,17 @@ class DetectorSettings:
             api_key = read_key(environ, key_name, "the leak detector")
         return cls(model=chosen_model, base_url=base_url, api_key=api_key)
 
+    @classmethod
+    def from_snapshot(cls, snapshot: Mapping[str, Any]) -> DetectorSettings:
+        """The settings a recorded run's :meth:`snapshot` names, with no endpoint and no key
+        (a replay calls nothing, and its request bodies must be the recorded ones)."""
+        return cls(
+            model=str(snapshot.get("leak_detector_model") or ""),
+            base_url=None,
+            temperature=snapshot.get("leak_detector_temperature", cls.temperature),
+            max_tokens=snapshot.get("leak_detector_max_tokens", cls.max_tokens),
+        )
+
     def snapshot(self) -> dict[str, Any]:
         """Config-snapshot fields (no key, no endpoint)."""
         return {
@@ -415,7 +427,7 @@ class LeakDetector:
             request,
             context,
             lambda: self._judge_live(request, context),
-            is_failure=lambda r: str(r.get("verdict", "")).startswith("failed:"),
+            failure=verdict_failure,
         )
         return ItemVerdict.from_record(record)
 
@@ -423,6 +435,7 @@ class LeakDetector:
         retries = RetryLog()
         started = time.perf_counter()
         cost: list[float] = []
+        detail = ""
         async with self._limit, self._meter.track(DETECTOR_CHANNEL):
             try:
                 verdict, reason = await call_with_retries(
@@ -433,14 +446,15 @@ class LeakDetector:
             except Exception as exc:
                 kind = INVALID_VERDICT if isinstance(exc, InvalidVerdictError) else classify(exc)
                 log.warning("leak detector failed (%s) for %s; result dropped", kind, context.describe())
-                verdict, reason = f"failed:{kind}", ""
-        return ItemVerdict(
+                verdict, reason, detail = f"failed:{kind}", "", _failure_detail(exc)
+        record = ItemVerdict(
             verdict=verdict,
             reason=reason,
             latency_ms=round((time.perf_counter() - started) * 1000),
             cost_usd=sum(cost),
             faults=tuple(kind for kind, _ in retries.retries),
         ).to_record()
+        return {**record, "detail": detail} if verdict.startswith("failed:") else record
 
     async def _ask(self, request: dict[str, Any], cost: list[float]) -> tuple[str, str]:
         if self.settings.base_url is None:
@@ -469,6 +483,19 @@ class LeakDetector:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+
+def verdict_failure(record: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(fault kind, detail) of a detector record whose call failed, None for a verdict."""
+    verdict = str(record.get("verdict", ""))
+    return (verdict.split(":", 1)[1], str(record.get("detail") or "")) if verdict.startswith("failed:") else None
+
+
+def _failure_detail(exc: BaseException) -> str:
+    """A key-free word on what failed: the HTTP status, the deadline or cap, else the error type."""
+    if isinstance(exc, CallError):
+        return f"HTTP {exc.status}" if exc.status is not None else exc.message[:120]
+    return type(exc).__name__
 
 
 def _item_context(context: CallContext, index: int) -> CallContext:

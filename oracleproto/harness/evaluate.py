@@ -18,8 +18,15 @@ work, and (q_id, trial) pairs already accounted for (Eq. 36) are skipped. The re
 trials run as asyncio tasks: the main-LLM and search channels each have their own
 semaphore (Table 20) and twice as many trials as LLM slots are kept in flight so the LLM
 channel stays busy while other trials search. An auth failure or a replay miss cancels
-everything in flight and aborts the run (:class:`RunAborted`); any other failure of
-a trial becomes an error row with its classified kind.
+everything in flight and aborts the run (:class:`RunAborted`); so does a channel whose
+live calls fail on transport ``evaluate.max_consecutive_failures`` times in a row
+(:mod:`oracleproto.harness.streaks`): the trials that met those failures are forgotten, so
+the same command resumes them. Any other failure of a trial becomes an error row with its
+classified kind.
+
+A replay (``cache: replay``) reads nothing from the environment: model clients get no
+endpoint and no key, and the leak detector's model and the redacted keys come from the
+recorded run's manifest (the ``manifest.json`` beside the call cache).
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ import datetime as dt
 import functools
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +56,8 @@ from oracleproto.harness.manifest import (
     build_manifest,
     detector_snapshot,
     job_fingerprint,
+    recorded_snapshot,
+    replayed_detector_snapshot,
 )
 from oracleproto.harness.plan import CACHE_FILE, LOG_FILE, MANIFEST_FILE, TRIALS_FILE
 from oracleproto.harness.preflight import check_endpoints, every_problem
@@ -76,9 +85,11 @@ from oracleproto.harness.settings import (
     EvalSettings,
     ScrubSecretsFilter,
     config_snapshot,
+    replay_endpoint,
     resolve_endpoint,
     search_key_envs,
 )
+from oracleproto.harness.streaks import ChannelDown, FailureStreaks
 from oracleproto.io import sha256_file
 from oracleproto.prompts import render_user_prompt
 
@@ -110,13 +121,18 @@ SearchFactory = Callable[[CallCache, EvalSettings, Mapping[str, str]], Any]
 
 
 def default_search_factory(
-    cache: CallCache, settings: EvalSettings, env: Mapping[str, str], meter: ChannelMeter | None = None
+    cache: CallCache,
+    settings: EvalSettings,
+    env: Mapping[str, str],
+    meter: ChannelMeter | None = None,
+    detector_snapshot: Mapping[str, Any] | None = None,
 ) -> Any:
     """The configured backend (``archive`` / ``tavily``) and, for mode ``llm``, its leak detector
     (its calls counted in flight on ``meter``, for the progress bar).
 
     The backends read their own variables (``TAVILY_API_KEY``, ``TAVILY_BASE_URL``) from the
-    process environment; the detector reads ``DETECTOR_*`` from ``env``.
+    process environment; the detector reads ``DETECTOR_*`` from ``env``, except in a replay:
+    then it is the one ``detector_snapshot`` (the run's config snapshot) names.
     """
     from oracleproto.harness.detector import DetectorSettings, LeakDetector
     from oracleproto.harness.search import SearchSettings, make_backend
@@ -130,7 +146,10 @@ def default_search_factory(
     try:
         detector = None
         if settings.detector == "llm":
-            detector_settings = DetectorSettings.from_env(env, require_endpoint=cache.mode != "replay")
+            if cache.mode == "replay" and detector_snapshot is not None:
+                detector_settings = DetectorSettings.from_snapshot(detector_snapshot)
+            else:
+                detector_settings = DetectorSettings.from_env(env, require_endpoint=cache.mode != "replay")
             detector_settings = dataclasses.replace(detector_settings, concurrency=settings.concurrency.detector)
             detector = LeakDetector(detector_settings, cache, meter=meter)
         return make_backend(settings.search_backend, search_settings, cache, detector)
@@ -165,6 +184,7 @@ class _Run:
     state: ProgressState
     progress: ProgressCallback | None
     cache: CallCache | None = None
+    streaks: FailureStreaks | None = None
     prompts: dict[tuple[str, str, bool], str] = field(default_factory=dict)
 
     def searches(self, job: EvalJob) -> bool:
@@ -199,7 +219,7 @@ class _Run:
                 model=self.providers[job.label],
                 search=self.search if searches else None,
             )
-        except (AuthError, ReplayMissError, BrowsingBarrierError):
+        except (AuthError, RunAborted):  # replay miss, browsing barrier
             raise
         except Exception as exc:
             # a bug or an unexpected backend failure: keep the run going, record the kind
@@ -208,6 +228,10 @@ class _Run:
         if loop.error:
             log.warning("trial %s/%s/%d: %s: %s", job.label, question.q_id, trial, loop.error, loop.error_message)
         return loop_row(job, question, trial, self.settings.budgets.delta_days, loop)
+
+    def forget(self, trials: Iterable[tuple[str, str, int]]) -> int:
+        """Remove the stored rows of ``trials`` ((label, q_id, trial)): a rerun does them again."""
+        return sum(self.stores[label].discard(q_id, trial) for label, q_id, trial in trials if label in self.stores)
 
     def write(self, row: Mapping[str, Any]) -> None:
         if self.cache is not None:
@@ -224,15 +248,21 @@ class _Run:
                 self.write(await self.run_trial(job, question, trial))
 
         workers = [asyncio.create_task(worker()) for _ in range(max(1, 2 * self.settings.concurrency.llm))]
+        # a channel that goes down stops every worker at once, even one sitting in a backoff
+        watchers = [asyncio.create_task(self.streaks.tripped())] if self.streaks is not None else []
+        all_done = asyncio.gather(*workers)
         try:
-            done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
-            for task in done:
-                if task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
+            await asyncio.wait([all_done, *watchers], return_when=asyncio.FIRST_COMPLETED)
+            # every exception retrieved (an unretrieved one is printed at exit), the channel's first
+            errors = [task.exception() for task in (*watchers, all_done) if task.done() and not task.cancelled()]
+            first = next((error for error in errors if error is not None), None)
+            if first is not None:
+                raise first
         finally:
-            for task in workers:
+            all_done.cancel()
+            for task in [*workers, *watchers]:
                 task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+            await asyncio.gather(*workers, *watchers, return_exceptions=True)
 
 
 def offline_providers(jobs: Sequence[EvalJob], seed: int) -> dict[str, ModelProvider]:
@@ -276,24 +306,35 @@ class _Start:
     searching: bool  # some model will be offered web_search
 
 
-def _start(jobs: Sequence[EvalJob], settings: EvalSettings, env: Mapping[str, str]) -> _Start:
-    """Unique labels, no ``:online`` slug, every key present (unless replaying), search ready."""
+def _start(jobs: Sequence[EvalJob], settings: EvalSettings, env: Mapping[str, str], cache_path: Path) -> _Start:
+    """Unique labels, no ``:online`` slug, every key present (unless replaying), search ready.
+
+    A replay reads no variable: what the recorded run's calls were made with (leak detector,
+    redacted keys) comes from the manifest beside ``cache_path``.
+    """
     check_jobs(jobs)
     providers = offline_providers(jobs, settings.seed)
     api_jobs = [job for job in jobs if job.label not in providers]
     searching = settings.search_enabled and (bool(api_jobs) or any(getattr(p, "uses_tools", True) for p in providers.values()))
     if searching:
         settings.check_search_ready()
-    need_key = settings.cache_mode != "replay"
+    key_envs = search_key_envs(settings) if searching else []
+    specs = [job.spec for job in jobs]
+    if settings.cache_mode == "replay":
+        manifest = cache_path.parent / MANIFEST_FILE
+        recorded = recorded_snapshot(manifest)
+        endpoints = {job.label: replay_endpoint(job.spec) for job in api_jobs}
+        detector = replayed_detector_snapshot(settings, searching, recorded, manifest, env)
+        keys = recorded.get("keys") if recorded is not None and isinstance(recorded.get("keys"), Mapping) else None
+        return _Start(providers, api_jobs, endpoints, config_snapshot(settings, specs, env, key_envs, detector, keys), searching)
     endpoints, problems = {}, []
     for job in api_jobs:
         try:
-            endpoints[job.label] = resolve_endpoint(job.spec, env, need_key=need_key)
+            endpoints[job.label] = resolve_endpoint(job.spec, env)
         except ConfigError as exc:
             problems.append(str(exc))
     every_problem(problems)
-    key_envs = search_key_envs(settings) if searching else []
-    snapshot = config_snapshot(settings, [job.spec for job in jobs], env, key_envs, detector_snapshot(settings, env, searching))
+    snapshot = config_snapshot(settings, specs, env, key_envs, detector_snapshot(settings, env, searching))
     return _Start(providers, api_jobs, endpoints, snapshot, searching)
 
 
@@ -310,9 +351,12 @@ async def _open_channels(
         return dict(start.providers), None, None, meter
     cache = CallCache(options["cache_path"], settings.cache_mode, deferred=True)
     stack.callback(cache.close)
+    cache.observer = options["streaks"].report  # live calls only: a replay reports none
     search = None
     if start.searching:
-        factory = options["search_factory"] or functools.partial(default_search_factory, meter=meter)
+        factory = options["search_factory"] or functools.partial(
+            default_search_factory, meter=meter, detector_snapshot=start.snapshot["detector"]
+        )
         backend = factory(cache, settings, env)
         stack.push_async_callback(backend.aclose)
         search = MeteredSearch(backend, asyncio.Semaphore(settings.concurrency.search), meter)
@@ -415,17 +459,20 @@ async def evaluate_async(
     ``transport`` replaces httpx's network transport for the model calls (tests).
     """
     env = os.environ if env is None else env
-    start = _start(jobs, settings, env)
+    out = Path(out_dir)
+    cache_file = Path(cache_path) if cache_path is not None else out / CACHE_FILE
+    start = _start(jobs, settings, env, cache_file)
     if settings.cache_mode != "replay":
         specs = {job.label: job.spec for job in start.api_jobs}
         await check_endpoints(((e, specs[label].base_url_env) for label, e in start.endpoints.items()), transport)
-    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    options = dict(cache_path=cache_path or out / CACHE_FILE, search_factory=search_factory, sleep=sleep, transport=transport)
+    streaks = FailureStreaks(settings.max_consecutive_failures)
+    options = dict(cache_path=cache_file, search_factory=search_factory, sleep=sleep, transport=transport, streaks=streaks)
     async with contextlib.AsyncExitStack() as stack:
         stack.callback(_attach_log(out))
         providers, search, cache, meter = await _open_channels(start, settings, env, stack, options)
-        run = _Run(settings, providers, search, {}, ProgressState(in_flight=meter.in_flight), progress, cache)
+        state = ProgressState(in_flight=meter.in_flight)
+        run = _Run(settings, providers, search, {}, state, progress, cache, streaks)
         stack.callback(lambda: [store.close() for store in run.stores.values()])
         pending = _plan_trials(run, jobs, start.snapshot, out)
         write_manifest(build_manifest(jobs, settings, start.snapshot), out / MANIFEST_FILE)
@@ -434,6 +481,10 @@ async def evaluate_async(
             progress(run.state)
         try:
             await run.run_all(pending)
+        except ChannelDown as down:
+            forgotten = run.forget(down.trials)
+            log.error("%s (%d trial(s) that met those failures forgotten)", down, forgotten)
+            raise RunAborted(str(down)) from None
         except AuthError as exc:
             raise RunAborted(f"authentication failed, run aborted: {exc.message}") from None
         except (ReplayMissError, BrowsingBarrierError) as exc:

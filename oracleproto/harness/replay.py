@@ -12,6 +12,11 @@ A call that ends in a classified :class:`~oracleproto.harness.faults.CallError` 
 retries) is recorded too, except ``auth``: replay re-raises the same error, so a run with
 error rows replays byte-identically. In ``record`` mode a recorded error is *not* served:
 the call is tried again, which is what resuming a run with error rows needs.
+
+Every *live* call (one that went out, in ``record`` or ``off`` mode) runs through
+:meth:`CallCache.live`, which tells the cache's ``observer`` how it ended: the fault kind
+of a final :class:`CallError` or of a failure record (``failure``), None for a success.
+The run counts consecutive transport failures per channel from these reports.
 """
 
 from __future__ import annotations
@@ -26,10 +31,15 @@ from typing import Any, get_args
 
 from oracleproto.config import CacheMode
 from oracleproto.errors import InputError, RunAborted
-from oracleproto.harness.faults import AUTH, CallError
+from oracleproto.harness.faults import AUTH, TIMEOUT, CallError
 
 CACHE_MODES: tuple[str, ...] = get_args(CacheMode)
 ERROR_ENTRY = "__call_error__"
+
+# The outcome of a failed call as a failure record tells it: (fault kind, short detail), or None.
+FailureOf = Callable[[dict[str, Any]], "tuple[str, str] | None"]
+# Told the end of every live call: (channel, context, fault kind or None, short detail).
+Observer = Callable[[str, "CallContext", "str | None", str], None]
 
 
 class ReplayMissError(RunAborted):
@@ -102,6 +112,7 @@ class CallCache:
         self._deferred = deferred
         self._pending: dict[str, tuple[str, str, str, str]] = {}
         self._keys: set[str] = set() if self._conn is None else keys
+        self.observer: Observer | None = None
 
     def lookup(self, key: str) -> dict[str, Any] | None:
         if self._conn is None:
@@ -146,15 +157,17 @@ class CallCache:
         context: CallContext,
         send: Callable[[], Awaitable[dict[str, Any]]],
         request_text: str | None = None,
+        failure: FailureOf | None = None,
     ) -> dict[str, Any]:
         """Return the response for ``request``: cached, or from ``send()`` (then stored).
 
         Successful responses are stored and served. A final :class:`CallError` (not
         ``auth``) is stored as an error entry: replay re-raises it, record calls again.
-        Any other exception is neither stored nor swallowed.
+        Any other exception is neither stored nor swallowed. ``failure`` reads a response
+        that is a failure record (see :meth:`live`).
         """
         if self.mode == "off":
-            return await send()
+            return await self.live(channel, context, send, failure)
         key = call_key(channel, request, context, request_text)
         cached = self.lookup(key)
         if cached is not None and ERROR_ENTRY not in cached:
@@ -165,7 +178,7 @@ class CallCache:
                 raise CallError(error["kind"], error["message"], status=error.get("status"))
             raise ReplayMissError(f"replay miss: no recorded {channel} call for {context.describe()}")
         try:
-            response = await send()
+            response = await self.live(channel, context, send, failure)
         except CallError as exc:
             if exc.kind != AUTH:
                 entry = {ERROR_ENTRY: {"kind": exc.kind, "message": exc.message, "status": exc.status}}
@@ -174,8 +187,40 @@ class CallCache:
         self.store(key, channel, context, response)
         return response
 
+    async def live(
+        self,
+        channel: str,
+        context: CallContext,
+        send: Callable[[], Awaitable[dict[str, Any]]],
+        failure: FailureOf | None = None,
+    ) -> dict[str, Any]:
+        """``await send()``, its outcome told to :attr:`observer`: a final :class:`CallError`'s
+        kind, ``failure(response)`` for a response that records a failure, else a success."""
+        try:
+            response = await send()
+        except CallError as exc:
+            self._tell(channel, context, exc.kind, _short(exc))
+            raise
+        outcome = failure(response) if failure is not None else None
+        self._tell(channel, context, *(outcome or (None, "")))
+        return response
+
+    def _tell(self, channel: str, context: CallContext, kind: str | None, detail: str) -> None:
+        if self.observer is not None:
+            self.observer(channel, context, kind, detail)
+
     def close(self) -> None:
         if self._conn is not None:
             self.flush()
             self._conn.close()
             self._conn = None
+
+
+def _short(exc: CallError) -> str:
+    """What failed, in a few words: the HTTP status, else the type of the underlying error."""
+    if exc.status is not None:
+        return f"HTTP {exc.status}"
+    cause = exc.__cause__
+    if exc.kind == TIMEOUT or cause is None or isinstance(cause, CallError):
+        return exc.message[:120]
+    return type(cause).__name__

@@ -152,6 +152,10 @@ class RunStore:
             (row["q_id"], row["trial"], row["error"], created_at, row_to_json(row), *(row[name] for name in TEXT_COLUMNS)),
         )
 
+    def discard(self, q_id: str, trial: int) -> bool:
+        """Remove the row of (q_id, trial), if any, so a resume runs the trial again."""
+        return self._conn.execute("DELETE FROM trials WHERE q_id = ? AND trial = ?", (q_id, trial)).rowcount > 0
+
     def rows(self) -> list[dict[str, Any]]:
         query = f"SELECT row, {', '.join(TEXT_COLUMNS)} FROM trials ORDER BY q_id, trial"
         return [row_from_json(text, tuple(texts)) for text, *texts in self._conn.execute(query)]

@@ -25,7 +25,7 @@ from oracleproto.config import (
     SearchOptions,
 )
 from oracleproto.errors import ConfigError
-from oracleproto.harness.replay import CallCache, CallContext, call_key
+from oracleproto.harness.replay import CallCache, CallContext, FailureOf, call_key
 
 # Error values of SearchOutcome.error (the kind of fault is in audit["error_kind"]).
 TAVILY_ERROR = "tavily_error"
@@ -138,21 +138,22 @@ async def record_or_replay(
     request: dict[str, Any],
     context: CallContext,
     send: Callable[[], Awaitable[dict[str, Any]]],
-    is_failure: Callable[[dict[str, Any]], bool],
+    failure: FailureOf,
 ) -> dict[str, Any]:
     """``cache.call`` for a call whose final outcome (after its own retries) may be a failure.
 
     The whole bounded retry loop is the recorded unit, failures included, so a replay
-    reproduces a run that met faults. A recorded *failure* is served only in replay mode:
-    in record mode it is retried (and overwritten), so fixing a key or an outage heals.
+    reproduces a run that met faults. A recorded *failure* (``failure(record)`` is its
+    ``(kind, detail)``, None for a success) is served only in replay mode: in record mode it
+    is retried (and overwritten), so fixing a key or an outage heals.
     """
     if cache.mode != "record":
-        return await cache.call(channel, request, context, send)
+        return await cache.call(channel, request, context, send, failure=failure)
     key = call_key(channel, request, context)
     cached = cache.lookup(key)
-    if cached is not None and not is_failure(cached):
+    if cached is not None and failure(cached) is None:
         return cached
-    response = await send()
+    response = await cache.live(channel, context, send, failure)
     cache.store(key, channel, context, response)
     return response
 

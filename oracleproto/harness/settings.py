@@ -228,6 +228,15 @@ def resolve_endpoint(spec: ModelSpec, env: Mapping[str, str], *, need_key: bool 
     return Endpoint(base_url=base_url.rstrip("/"), api_key=key, key_env=spec.api_key_env)
 
 
+# A replay calls no endpoint: its model clients get this address and no key.
+REPLAY_BASE_URL = "http://replay.invalid"
+
+
+def replay_endpoint(spec: ModelSpec) -> Endpoint:
+    """The endpoint of ``spec`` in a replay: nothing read from the environment, no key."""
+    return Endpoint(base_url=REPLAY_BASE_URL, api_key=None, key_env=spec.api_key_env)
+
+
 # ---------------------------------------------------------------------------------------
 # Snapshot and fingerprint
 
@@ -261,6 +270,7 @@ def config_snapshot(
     env: Mapping[str, str],
     key_envs: Iterable[str] = (),
     detector: Mapping[str, Any] | None = None,
+    recorded_keys: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The redacted settings of a run (paper Table 22, ``config_snapshot``).
 
@@ -268,10 +278,14 @@ def config_snapshot(
     pool is redacted as one string, so the snapshot does not reveal how many keys it holds.
     Endpoint URLs are left out (environment, not artifact). ``detector`` is the leak
     detector's own snapshot (model, prompt hash, call parameters) when it is an LLM.
+    ``recorded_keys`` (a replay) are the redacted keys of the run that made the calls.
     """
     specs = sorted(models, key=lambda s: s.label)
     wanted_envs = sorted({s.api_key_env for s in specs if not s.is_baseline} | set(key_envs))
-    keys = {name: (redact_key(env[name].strip()) if env.get(name, "").strip() else None) for name in wanted_envs}
+    if recorded_keys is not None:
+        keys = {name: recorded_keys.get(name) for name in wanted_envs}
+    else:
+        keys = {name: (redact_key(env[name].strip()) if env.get(name, "").strip() else None) for name in wanted_envs}
     return {
         "settings": settings_record(settings),
         "models": [model_record(s) for s in specs],
@@ -293,7 +307,9 @@ def search_key_envs(settings: EvalSettings) -> list[str]:
 def resume_fingerprint(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a snapshot a resumed run must share: everything that shapes trials.
 
-    Concurrency, cache mode and keys may change between a run and its resumption.
+    Concurrency, cache mode, the failure-streak limit and keys may change between a run
+    and its resumption.
     """
-    settings = {k: v for k, v in snapshot["settings"].items() if k not in ("concurrency", "cache_mode")}
+    volatile = ("concurrency", "cache_mode", "max_consecutive_failures")
+    settings = {k: v for k, v in snapshot["settings"].items() if k not in volatile}
     return {"settings": settings, "models": snapshot["models"], "detector": snapshot.get("detector")}

@@ -10,7 +10,11 @@ Each search sends ``end_date = χ`` with the Table 12 settings. The bounded retr
 - ``network`` / ``timeout`` / ``server_5xx`` (resets, a 200 that is not a JSON object, no
   complete answer within ``timeout_s``): wait 2, 5, 15 s (all three entries used: four
   attempts) and retry, key untouched;
-- anything else (400, 404, …): give up at once, retrying cannot help.
+- anything else (400, 404, ``response_too_large``, …): give up at once, retrying cannot help.
+
+Each request is held to ``search_options.timeout_s`` from connect to last byte and its
+body to ``search_options.max_response_bytes`` (counted while it streams in, so an endless
+or oversized body ends at the cap as a ``response_too_large`` search error).
 
 The loop never raises: a search that fails for good becomes an outcome with ``error``
 (``tavily_error`` or ``all_keys_exhausted``), its last fault kind and the list of faults
@@ -24,7 +28,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import date
 from typing import Any
 
@@ -37,9 +41,11 @@ from oracleproto.harness.faults import (
     AUTH,
     NETWORK,
     RATE_LIMIT,
+    RESPONSE_TOO_LARGE,
     SEARCH_RETRY,
     SERVER_5XX,
     TIMEOUT,
+    CallError,
     MalformedResponseError,
     RetryPolicy,
     classify,
@@ -87,13 +93,52 @@ def fault_kind(exc: BaseException) -> str:
     return classify(exc)
 
 
-async def _reject_unusable_response(response: httpx.Response) -> None:
-    """httpx response hook: raise with the status, headers and body tavily-python would drop.
+class _CappedStream(httpx.AsyncByteStream):
+    """A response body stream that raises ``response_too_large`` once past ``max_bytes``."""
+
+    def __init__(self, stream: httpx.AsyncByteStream, max_bytes: int) -> None:
+        self._stream, self._max_bytes = stream, max_bytes
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
+        async for chunk in self._stream:
+            size += len(chunk)
+            if size > self._max_bytes:
+                raise _too_large(self._max_bytes)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+def _too_large(max_bytes: int) -> CallError:
+    return CallError(RESPONSE_TOO_LARGE, f"Tavily search: response body exceeds {max_bytes} bytes; reading stopped")
+
+
+def _response_check(max_bytes: int) -> Callable[[httpx.Response], Awaitable[None]]:
+    """The httpx response hook of a Tavily client: the body read within ``max_bytes``, then
+    :func:`_reject_unusable_response`.
+
+    The cap is counted while the body streams in (an endless body stops at the cap, not at
+    the deadline) and again once Content-Encoding is undone, on what the harness holds.
+    """
+
+    async def check(response: httpx.Response) -> None:
+        response.stream = _CappedStream(response.stream, max_bytes)  # type: ignore[arg-type]
+        await response.aread()
+        if len(response.content) > max_bytes:
+            raise _too_large(max_bytes)
+        _reject_unusable_response(response)
+
+    return check
+
+
+def _reject_unusable_response(response: httpx.Response) -> None:
+    """Raise with the status, headers and body tavily-python would drop (the body is read).
 
     tavily-python maps statuses to exception types that lose the status code (403 and 432
     share one) and the Retry-After header; raising here keeps both for the retry loop.
     """
-    await response.aread()
     if response.status_code != 200:
         raise httpx.HTTPStatusError(f"Tavily answered HTTP {response.status_code}", request=response.request, response=response)
     try:
@@ -180,7 +225,7 @@ class TavilyBackend:
             request,
             context,
             lambda: self._fetch(request, context),
-            is_failure=lambda r: r.get("error") is not None,
+            failure=search_failure,
         )
         fetch_audit = {"backend": self.name, "faults": record["faults"], "error_kind": record.get("error_kind")}
         if record.get("error") is not None:
@@ -232,7 +277,7 @@ class TavilyBackend:
                     continue
                 wait = self._retry.delay(kind, waits) if kind in RETRIED_KINDS else None
                 if wait is None:
-                    return _failure(TAVILY_ERROR, kind, faults, f"search failed ({kind}: {_describe(exc)})")
+                    return _failure(TAVILY_ERROR, kind, faults, f"search failed ({kind}: {_describe(exc)})", _detail(exc))
                 waits += 1
                 await self._sleep(wait)
                 continue
@@ -252,7 +297,7 @@ class TavilyBackend:
             http = httpx.AsyncClient(
                 base_url=self._base_url,
                 transport=self._transport,
-                event_hooks={"response": [_reject_unusable_response]},
+                event_hooks={"response": [_response_check(self.settings.max_response_bytes)]},
             )
             self._http.append(http)
             client = self._clients[lease.index] = AsyncTavilyClient(api_key=lease.key, api_base_url=self._base_url, client=http)
@@ -268,14 +313,27 @@ class TavilyBackend:
         self._clients.clear()
 
 
-def _failure(error: str, kind: str | None, faults: list[str], message: str) -> dict[str, Any]:
-    return {"error": error, "error_kind": kind, "message": message, "faults": faults}
+def _failure(error: str, kind: str | None, faults: list[str], message: str, detail: str = "") -> dict[str, Any]:
+    record = {"error": error, "error_kind": kind, "message": message, "faults": faults}
+    return {**record, "detail": detail} if detail else record
+
+
+def search_failure(record: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(fault kind, detail) of a search record that is a failure, None for results."""
+    if record.get("error") is None:
+        return None
+    return str(record.get("error_kind") or record["error"]), str(record.get("detail") or "")
 
 
 def _describe(exc: BaseException) -> str:
     """A key-free description: the HTTP status when there is one, else the exception type."""
     status = getattr(getattr(exc, "response", None), "status_code", None)
     return f"HTTP {status}" if status is not None else type(exc).__name__
+
+
+def _detail(exc: BaseException) -> str:
+    """:func:`_describe`, or the message of our own deadline and size-cap errors (they say which)."""
+    return exc.message if isinstance(exc, CallError) else _describe(exc)
 
 
 @register_backend("tavily")

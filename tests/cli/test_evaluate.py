@@ -218,3 +218,93 @@ def test_every_missing_variable_is_named_at_once(split, tmp_path):
                      "--params", str(params), "--out", str(tmp_path / "o")], {})  # fmt: skip
     assert result.exit_code == 1
     assert "OPENAI_API_KEY" in result.output and "OTHER_KEY" in result.output and len(result.output.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------------
+# Replay needs nothing: no network, no environment variable
+
+
+def replay_in_subprocess(args, cwd):
+    """``oracleproto evaluate`` in a process whose environment holds PATH and PYTHONPATH only."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(root)}
+    command = [sys.executable, "-m", "oracleproto", "evaluate", "--no-progress", *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def recorded_stack_run(split, tmp_path):
+    """A run recorded against loopback model (own URL/key variables), Tavily and LLM detector servers."""
+    from tests.harness.test_evaluate_stack import judge, researcher
+    from tests.servers.tavily_server import TavilyStub, result
+
+    directory, params = split
+    params.write_text(params.read_text().replace(
+        "models:\n  vendor/model: '2025-01'\n",
+        "models:\n  vendor/model: {cutoff: '2025-01', base_url_env: ROUTER_BASE_URL, api_key_env: ROUTER_API_KEY}\n",
+    ))  # fmt: skip
+    events = [r["event"] for r in make_questions(6).to_pylist()]
+    args = ["--questions", str(directory / "test.parquet"), "--model", "vendor/model", "--params", str(params),
+            "--search", "tavily", "--detector", "llm"]  # fmt: skip
+    with OpenAIServer(researcher) as model, TavilyStub() as tavily, OpenAIServer(judge) as detector:
+        for event in events:
+            for n in (1, 2):
+                tavily.script(f"{event} angle {n}", [result("Old news", "https://o.example", "Earlier report.", "2024-01-01")])
+        env = {
+            "ROUTER_BASE_URL": model.base_url, "ROUTER_API_KEY": KEY,
+            "TAVILY_BASE_URL": tavily.url, "TAVILY_API_KEY": "tvly-cli-key-0123456789",
+            "DETECTOR_BASE_URL": detector.base_url, "DETECTOR_API_KEY": "sk-det-cli-0123456789", "DETECTOR_MODEL": "det/m",
+        }  # fmt: skip
+        recorded = invoke([*args, "--out", str(tmp_path / "rec")], env)
+        servers = (model, tavily, detector)
+    assert recorded.exit_code == 0, recorded.output
+    return args, servers
+
+
+def test_a_replay_needs_no_network_and_no_environment(recorded_stack_run, tmp_path):
+    args, (model, tavily, detector) = recorded_stack_run
+    seen = (len(model.requests), len(tavily.requests), len(detector.requests))
+    # every server is stopped; the replay's environment has no variable of any service
+    result_ = replay_in_subprocess([*args, "--cache", "replay", "--cache-file", str(tmp_path / "rec" / "calls.sqlite"),
+                                    "--out", str(tmp_path / "rep")], tmp_path)  # fmt: skip
+    assert result_.returncode == 0, result_.stdout + result_.stderr
+    assert "Traceback" not in result_.stderr
+    assert (tmp_path / "rec" / "trials.parquet").read_bytes() == (tmp_path / "rep" / "trials.parquet").read_bytes()
+    assert (len(model.requests), len(tavily.requests), len(detector.requests)) == seen  # nothing reached a server
+    recorded, replayed = (json.loads((tmp_path / d / "manifest.json").read_text())["config_snapshot"] for d in ("rec", "rep"))
+    assert replayed["detector"] == recorded["detector"] and recorded["detector"]["leak_detector_model"] == "det/m"
+    assert replayed["keys"] == recorded["keys"] and recorded["keys"]["ROUTER_API_KEY"] == "sk-c…sha256:b6a1fdb19535"
+    # replaying in place (the cache and its manifest in the run folder) needs nothing either
+    in_place = replay_in_subprocess([*args, "--cache", "replay", "--out", str(tmp_path / "rec")], tmp_path)
+    assert in_place.returncode == 0, in_place.stdout + in_place.stderr
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda m: m["config_snapshot"].update(detector=None), "cannot replay the LLM leak detector: {manifest} names none "
+         "(config_snapshot.detector.leak_detector_model); replay with the --detector the run was recorded with"),
+        (lambda m: m.pop("config_snapshot"), "{manifest} has no config_snapshot: it cannot tell a replay what the run was recorded with"),
+        (None, "cannot replay the LLM leak detector: there is no manifest.json beside the call cache ({manifest}) to name its "
+         "model, and DETECTOR_MODEL is not set"),
+    ],
+    ids=["no-detector", "no-snapshot", "no-manifest"],
+)
+def test_a_replay_whose_manifest_lacks_something_is_one_line(recorded_stack_run, tmp_path, damage, message):
+    args, _ = recorded_stack_run
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "calls.sqlite").write_bytes((tmp_path / "rec" / "calls.sqlite").read_bytes())
+    manifest = copy / "manifest.json"
+    if damage is not None:
+        data = json.loads((tmp_path / "rec" / "manifest.json").read_text())
+        damage(data)
+        manifest.write_text(json.dumps(data))
+    result_ = invoke([*args, "--cache", "replay", "--cache-file", str(copy / "calls.sqlite"), "--out", str(tmp_path / "rep")])
+    assert result_.exit_code == 1
+    assert result_.output.splitlines() == ["error: " + message.format(manifest=manifest)]

@@ -266,3 +266,69 @@ def test_search_against_a_trickling_tavily_ends_at_its_deadline():
         outcome, seconds = timed(lambda: one_search(tavily(server.url)))
     assert outcome.error == "tavily_error" and outcome.audit["error_kind"] == "timeout"
     assert_ended_in_time(seconds, "timeout")
+
+
+def capped_tavily(url: str, retry: RetryPolicy = NO_RETRY) -> TavilyBackend:
+    settings = SearchSettings(detector_mode="off", timeout_s=DEADLINE_S, max_response_bytes=CAP)
+    return TavilyBackend(
+        settings, CallCache(None, "off"), None, environ={"TAVILY_BASE_URL": url}, pool=KeyPool(("tvly-limits-key-1",)), retry=retry
+    )
+
+
+@pytest.mark.parametrize(
+    "script", [endless_chunked_body, oversized_chunked_body, oversized_content_length], ids=["endless", "oversized", "content-length"]
+)
+def test_search_body_ends_at_the_cap_with_bounded_memory_and_no_retry(script):
+    """Read while it streams in: the search stops at the cap (not at the deadline), holding
+    about the cap in memory, and is not retried (the same request gets the same body)."""
+    import tracemalloc
+
+    from oracleproto.harness.faults import SEARCH_RETRY
+
+    with RawServer(script) as server:
+        tracemalloc.start()
+        try:
+            outcome, seconds = timed(lambda: one_search(capped_tavily(server.url, retry=SEARCH_RETRY)))
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        requests = server.requests
+    assert outcome.error == "tavily_error" and outcome.audit["error_kind"] == "response_too_large"
+    assert outcome.audit["faults"] == ["response_too_large"] and requests == 1
+    assert seconds < DEADLINE_S / 2, f"{seconds:.2f} s: the cap, not the deadline, ended it"
+    assert peak < 2 * 1024 * 1024, f"peak {peak} bytes for a {CAP}-byte cap"
+
+
+def test_search_body_exactly_at_the_cap_is_read():
+    body = json.dumps({"query": "fed rates", "results": [{"title": "t", "url": "https://u", "content": "c"}]}).encode()
+    padded = body + b" " * (CAP - len(body))
+
+    def exactly_cap(conn: socket.socket) -> None:
+        conn.sendall(response_bytes(200, padded))
+
+    with RawServer(exactly_cap) as server:
+        outcome = asyncio.run(one_search(capped_tavily(server.url)))
+    assert outcome.error is None and [hit.title for hit in outcome.hits] == ["t"]
+
+
+def test_an_oversized_search_is_a_search_error_and_the_run_goes_on(tmp_path):
+    """Every search answers past the cap: each is a counted search error (not a transport
+    failure: the channel answered, so it never stops the run), every trial completes."""
+    import datetime as dt
+
+    from oracleproto.harness.evaluate import evaluate
+    from oracleproto.harness.questions import EvalJob, QuestionSet
+    from oracleproto.harness.settings import EvalSettings
+    from oracleproto.io import write_parquet
+    from oracleproto.schema import QUESTION_SCHEMA
+    from tests.harness.test_evaluate_run import make_questions
+    from tests.servers.openai_server import OpenAIServer, SearchThenAnswer
+
+    path = tmp_path / "questions.parquet"
+    write_parquet(make_questions(6), path, QUESTION_SCHEMA, sort_by=("id",))
+    job = EvalJob(ModelSpec(label="m", slug="m", cutoff=dt.date(2025, 1, 31)), QuestionSet.load(path))
+    settings = EvalSettings(search_backend="tavily", detector="off", max_consecutive_failures=1)
+    with OpenAIServer(SearchThenAnswer(searches=2)) as model, RawServer(endless_chunked_body) as search:
+        summary = evaluate([job], settings, tmp_path / "run", env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": KEY},
+                           search_factory=lambda cache, s, env: capped_tavily(search.url))  # fmt: skip
+    assert summary.rows == 18 and summary.errors == {} and summary.search_errors == 36

@@ -151,7 +151,7 @@ class Sender:
 
 
 def failed(record):
-    return record.get("error") is not None
+    return ("network", record["error"]) if record.get("error") is not None else None
 
 
 def test_record_serves_success_but_retries_a_recorded_failure(tmp_path):
