@@ -262,7 +262,7 @@ class _Run:
             all_done.cancel()
             for task in [*workers, *watchers]:
                 task.cancel()
-            await asyncio.gather(*workers, *watchers, return_exceptions=True)
+            await asyncio.gather(all_done, *workers, *watchers, return_exceptions=True)  # every outcome retrieved
 
 
 def offline_providers(jobs: Sequence[EvalJob], seed: int) -> dict[str, ModelProvider]:
