@@ -1,10 +1,16 @@
 """TrialSchema: malformed trial tables get one clear error naming model, q_id, trial, field and rule."""
 
+import datetime as dt
 import json
+import time
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+from oracleproto.config import EndTimeRange
+from oracleproto.contract import MAX_ID_CHARS
 from oracleproto.errors import InputError
 from oracleproto.scoring.scorer import read_trials, score_table
 from oracleproto.scoring.validate import RULES, TrialSchema, validate_trials
@@ -145,15 +151,9 @@ def test_scoring_reports_validation_errors():
 
 
 def test_an_over_long_q_id_is_refused_before_any_encoding(tmp_path):
-    import time
-
-    from oracleproto.contract import MAX_ID_CHARS
-
     path = tmp_path / "trials.parquet"
     rows = [row(q_id=f"q{i}") for i in range(4000)]
     rows[7]["q_id"] = "x" * 2_000_000
-    import pyarrow.parquet as pq
-
     pq.write_table(pa.Table.from_pylist(rows), path)
     started = time.perf_counter()
     with pytest.raises(InputError) as caught:
@@ -169,9 +169,6 @@ def test_an_over_long_q_id_is_refused_before_any_encoding(tmp_path):
 
 @pytest.mark.parametrize("end_time", ["0000-01-01", "0001-01-01", "1899-12-31", "2101-01-01", "9999-12-31"])
 def test_an_implausible_end_time_is_refused_when_the_table_carries_one(tmp_path, end_time):
-    import numpy as np
-    import pyarrow.parquet as pq
-
     day = pa.array(np.array([end_time], dtype="datetime64[D]").astype(np.int32)).cast(pa.date32())
     table = pa.Table.from_pylist([row()]).append_column("end_time", day)
     path = tmp_path / "trials.parquet"
@@ -184,10 +181,6 @@ def test_an_implausible_end_time_is_refused_when_the_table_carries_one(tmp_path,
 
 
 def test_the_end_time_range_is_the_params_one():
-    import datetime as dt
-
-    from oracleproto.config import EndTimeRange
-
     table = pa.Table.from_pylist([row(end_time=dt.date(1850, 1, 1)), row(trial=2, end_time=dt.date(2024, 1, 1))])
     with pytest.raises(InputError, match="end_time_out_of_range"):
         validate_trials(table)
