@@ -185,3 +185,11 @@ def test_end_time_bounds_come_from_the_params():
 def test_cheap_bounds_come_before_the_rules_that_encode_text():
     names = [rule.name for rule in RULES]
     assert names.index("id_too_long") < names.index("invisible_id") < names.index("duplicate_id")
+
+
+def test_the_audit_and_the_scorer_share_the_option_and_id_bounds():
+    from oracleproto.scoring.columns import QUESTION_RULES
+
+    too_many = RULE_BY_NAME["too_many_options"]
+    assert too_many in AUDITED_RULES and too_many in QUESTION_RULES
+    assert {"id_too_long", "invisible_id", "invisible_event", "end_time_out_of_range"} <= {rule.name for rule in AUDITED_RULES}
