@@ -68,9 +68,39 @@ def too_long(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return _bools(pc.fill_null(pc.greater(pc.utf8_length(values), MAX_ID_CHARS), False))
 
 
+# First UTF-8 bytes of a character INVISIBLE_ONLY may match: ASCII controls and space, DEL,
+# and any non-ASCII lead byte (a value starting with a visible ASCII character is visible).
+_MAY_HIDE = np.zeros(256, dtype=bool)
+_MAY_HIDE[:0x21] = _MAY_HIDE[0x7F:] = True
+
+
+def _may_hide(values: pa.Array) -> np.ndarray:
+    """Per value: could it be made only of invisible characters? (Its first byte, read from
+    the UTF-8 buffer in place; exact for a "no".)"""
+    n = len(values)
+    if values.type != pa.string():
+        return np.ones(n, dtype=bool)
+    offsets_buffer, data_buffer = values.buffers()[1:3]
+    if n == 0 or data_buffer is None:
+        return np.zeros(n, dtype=bool)
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[values.offset : values.offset + n + 1]
+    data = np.frombuffer(data_buffer, dtype=np.uint8)
+    nonempty = np.flatnonzero(offsets[1:] > offsets[:-1])
+    maybe = np.zeros(n, dtype=bool)
+    maybe[nonempty] = _MAY_HIDE[data[offsets[nonempty]]]
+    return maybe
+
+
 def invisible(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """Per value: not blank, yet made only of invisible or control characters."""
-    return _bools(pc.fill_null(pc.match_substring_regex(values, INVISIBLE_ONLY), False)) & ~blank(values)
+    """Per value: not blank, yet made only of invisible or control characters. Only values
+    whose first byte may hide go through the regex."""
+    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    hidden = np.zeros(len(values), dtype=bool)
+    maybe = _may_hide(values)
+    if maybe.any():
+        some = values.filter(pa.array(maybe))
+        hidden[maybe] = _bools(pc.fill_null(pc.match_substring_regex(some, INVISIBLE_ONLY), False)) & ~blank(some)
+    return hidden
 
 
 def day_numbers(dates: pa.Array | pa.ChunkedArray) -> np.ndarray:

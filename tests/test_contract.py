@@ -193,3 +193,18 @@ def test_the_audit_and_the_scorer_share_the_option_and_id_bounds():
     too_many = RULE_BY_NAME["too_many_options"]
     assert too_many in AUDITED_RULES and too_many in QUESTION_RULES
     assert {"id_too_long", "invisible_id", "invisible_event", "end_time_out_of_range"} <= {rule.name for rule in AUDITED_RULES}
+
+
+def test_the_first_byte_shortcut_agrees_with_the_regex_on_slices_and_nulls():
+    import pyarrow.compute as pc
+
+    from oracleproto.arrays import blank
+    from oracleproto.contract import INVISIBLE_ONLY, invisible
+
+    texts = ["x", "\u200b", None, "", " \u200b", "\u00e9", "\x00a", "\x7f", "\u3000", "A\u200b", "\ufeff\u202e", "\t"] * 3
+    values = pa.array(texts)
+    for start in range(0, 5):
+        part = values.slice(start, 20)
+        expected = np.asarray(pc.fill_null(pc.match_substring_regex(part, INVISIBLE_ONLY), False)) & ~blank(part)
+        assert invisible(part).tolist() == expected.tolist()
+    assert invisible(pa.chunked_array([values.slice(0, 3), values.slice(3)])).tolist() == invisible(values).tolist()
