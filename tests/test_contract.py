@@ -4,20 +4,25 @@ import datetime as dt
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
+from oracleproto.arrays import blank
 from oracleproto.config import EndTimeRange
 from oracleproto.contract import (
     AUDITED_RULES,
+    INVISIBLE_ONLY,
     MAX_ID_CHARS,
     MAX_OPTIONS,
     RULE_BY_NAME,
     RULES,
     QuestionColumns,
     failing_rows,
+    invisible,
     rules_reading,
     table_failures,
 )
+from oracleproto.scoring.columns import QUESTION_RULES
 
 VALID = {
     "id": "q", "choice_type": "single", "question_type": "multiple_choice", "event": "Which?",
@@ -188,19 +193,12 @@ def test_cheap_bounds_come_before_the_rules_that_encode_text():
 
 
 def test_the_audit_and_the_scorer_share_the_option_and_id_bounds():
-    from oracleproto.scoring.columns import QUESTION_RULES
-
     too_many = RULE_BY_NAME["too_many_options"]
     assert too_many in AUDITED_RULES and too_many in QUESTION_RULES
     assert {"id_too_long", "invisible_id", "invisible_event", "end_time_out_of_range"} <= {rule.name for rule in AUDITED_RULES}
 
 
 def test_the_first_byte_shortcut_agrees_with_the_regex_on_slices_and_nulls():
-    import pyarrow.compute as pc
-
-    from oracleproto.arrays import blank
-    from oracleproto.contract import INVISIBLE_ONLY, invisible
-
     texts = ["x", "\u200b", None, "", " \u200b", "\u00e9", "\x00a", "\x7f", "\u3000", "A\u200b", "\ufeff\u202e", "\t"] * 3
     values = pa.array(texts)
     for start in range(0, 5):
