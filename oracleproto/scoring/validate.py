@@ -212,9 +212,11 @@ def _bounds_problems(table: pa.Table, end_times: EndTimeRange | None) -> list[st
         rule = contract.RULE_BY_NAME["end_time_out_of_range"]
         ends = table["end_time"].combine_chunks()
         dates = ends if pa.types.is_date32(ends.type) else iso_dates(ends.cast(pa.string()))
-        failing = contract.failing_rows(contract.QuestionColumns(pa.table({"end_time": dates}), end_times), [rule])[rule.name]
+        columns = contract.QuestionColumns(pa.table({"end_time": dates}), end_times)
+        failing = contract.failing_rows(columns, [rule])[rule.name]
         if failing.any():
-            problems.append(_describe(table, rule.name, rule.field, rule.message, failing))
+            says = f"end_time lies in {columns.end_times.end_time_min} … {columns.end_times.end_time_max}"
+            problems.append(_describe(table, rule.name, rule.field, says, failing))
     return problems
 
 
