@@ -92,6 +92,19 @@ def _cutoff(value: Any) -> dt.date:
         raise ValueError(f"must be YYYY-MM-DD, or YYYY-MM for that month's last day, got {value!r}") from None
 
 
+def _day(value: Any) -> dt.date:
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value
+    try:
+        return dt.date.fromisoformat(value) if isinstance(value, str) and len(value) == 10 else _no_day(value)
+    except ValueError:
+        return _no_day(value)
+
+
+def _no_day(value: Any) -> dt.date:
+    raise ValueError(f"must be a date YYYY-MM-DD, got {value!r}")
+
+
 def check_slug(slug: str) -> str:
     """A model slug sent to a provider: non-empty, and never a browsing (``:online``) variant."""
     _not_blank(slug)
@@ -126,6 +139,7 @@ Price = Annotated[float, Strict(), Field(ge=0.0)]
 Text = Annotated[str, Strict(), AfterValidator(_not_blank)]
 EnvName = Annotated[str, Strict(), AfterValidator(_env_name)]
 Cutoff = Annotated[dt.date, BeforeValidator(_cutoff)]
+Day = Annotated[dt.date, BeforeValidator(_day)]
 Slug = Annotated[str, Strict(), AfterValidator(_api_slug)]
 SearchBackend = Literal["archive", "tavily", "none"]
 DetectorMode = Literal["llm", "heuristic", "off"]
@@ -153,7 +167,21 @@ class Ingest(Section):
     hf_revision: Text | None = None  # a commit sha of the HF dataset, for reproducible ingests
 
 
-class Audit(Section):
+class EndTimeRange(Section):
+    """The plausible resolution dates: a question table's end_time lies in [min, max] (the
+    audit quarantines, and validate, evaluate and score refuse, any other)."""
+
+    end_time_min: Day = dt.date(1900, 1, 1)
+    end_time_max: Day = dt.date(2100, 12, 31)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if self.end_time_min > self.end_time_max:
+            raise ValueError(f"end_time_min {self.end_time_min} is after end_time_max {self.end_time_max}")
+        return self
+
+
+class Audit(EndTimeRange):
     post_resolution_phrases: tuple[Text, ...] = ()  # stem-side leak cues, matched on word boundaries
     outcome_markers: tuple[Text, ...] = ()  # option labels that already encode the outcome
 

@@ -18,10 +18,16 @@ multi-answer question whose verified answer is one option is valid, and is score
 at least two options, unique after strip + casefold, at most :data:`MAX_OPTIONS`; every
 gold letter in range; ``yes_no`` ⇔ options ["Yes", "No"], ``binary_named`` two named
 options, ``multiple_choice`` three or more.
+
+Bounds: an id has at most :data:`MAX_ID_CHARS` characters; no id, event or option label is
+made only of invisible or control characters (:data:`INVISIBLE_ONLY`); end_time lies in the
+plausible range of the ``audit`` params section (``end_time_min`` … ``end_time_max``, with
+their defaults in ``config.py``), which every check is given as :class:`EndTimeRange`.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -31,6 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from oracleproto.arrays import blank, collapse_whitespace
+from oracleproto.config import EndTimeRange
 from oracleproto.letters import (
     ParsedAnswers,
     canonical_answers,
@@ -41,6 +48,12 @@ from oracleproto.letters import (
 from oracleproto.schema import CHOICE_TYPES, QUESTION_TYPES, YES_NO_OPTIONS
 
 MAX_OPTIONS = 64  # the scorer holds a letter set in one uint64 bit mask (scoring/sets.py)
+MAX_ID_CHARS = 256  # an id is a key, not a text: checked before anything encodes ids
+# Text made only of these shows nothing: control and format characters (NUL, zero-width
+# space/joiners, BOM, bidi embeddings, overrides and isolates), Unicode spaces, and the
+# Hangul and Braille blanks. (RE2 syntax, one vectorised match per column.)
+INVISIBLE_ONLY = r"^[\p{Cc}\p{Cf}\p{Z}\s\x{115F}\x{1160}\x{3164}\x{FFA0}\x{2800}]+$"
+EPOCH = dt.date(1970, 1, 1)  # day 0 of date32
 UNKNOWN = -2  # category code of a value outside its vocabulary (-1 is null)
 LABEL_BLOCK = 10_000  # labels hashed per dictionary: a table this small stays in cache
 CHUNK_ROWS = 100_000  # rows whose encodings are held at once when a whole table is checked
@@ -48,6 +61,63 @@ CHUNK_ROWS = 100_000  # rows whose encodings are held at once when a whole table
 
 def _bools(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.asarray(array.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def too_long(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Per value: more than MAX_ID_CHARS characters (null: no)."""
+    return _bools(pc.fill_null(pc.greater(pc.utf8_length(values), MAX_ID_CHARS), False))
+
+
+# First UTF-8 bytes of a character INVISIBLE_ONLY may match: ASCII controls and space, DEL,
+# and any non-ASCII lead byte (a value starting with a visible ASCII character is visible).
+_MAY_HIDE = np.zeros(256, dtype=bool)
+_MAY_HIDE[:0x21] = _MAY_HIDE[0x7F:] = True
+
+
+def _may_hide(values: pa.Array) -> np.ndarray:
+    """Per value: could it be made only of invisible characters? (Its first byte, read from
+    the UTF-8 buffer in place; exact for a "no".)"""
+    n = len(values)
+    if values.type != pa.string():
+        return np.ones(n, dtype=bool)
+    offsets_buffer, data_buffer = values.buffers()[1:3]
+    if n == 0 or data_buffer is None:
+        return np.zeros(n, dtype=bool)
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[values.offset : values.offset + n + 1]
+    data = np.frombuffer(data_buffer, dtype=np.uint8)
+    nonempty = np.flatnonzero(offsets[1:] > offsets[:-1])
+    maybe = np.zeros(n, dtype=bool)
+    maybe[nonempty] = _MAY_HIDE[data[offsets[nonempty]]]
+    return maybe
+
+
+def invisible(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Per value: not blank, yet made only of invisible or control characters. Only values
+    whose first byte may hide go through the regex."""
+    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    hidden = np.zeros(len(values), dtype=bool)
+    maybe = _may_hide(values)
+    if maybe.any():
+        some = values.filter(pa.array(maybe))
+        hidden[maybe] = _bools(pc.fill_null(pc.match_substring_regex(some, INVISIBLE_ONLY), False)) & ~blank(some)
+    return hidden
+
+
+def day_numbers(dates: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """date32 values as days since 1970-01-01 (0 where null): any year, no Python dates."""
+    return np.asarray(pc.fill_null(pc.cast(dates, pa.int32()), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def day_text(days: np.ndarray) -> list[str]:
+    """Days since 1970-01-01 as ISO text, for any year (year 0 included)."""
+    return [str(day) for day in np.asarray(days, dtype=np.int64).astype("datetime64[D]")]
+
+
+def outside(dates: pa.Array | pa.ChunkedArray, end_times: EndTimeRange) -> np.ndarray:
+    """Per date32 value: present and outside [end_time_min, end_time_max]."""
+    days = day_numbers(dates)
+    low, high = ((day - EPOCH).days for day in (end_times.end_time_min, end_times.end_time_max))
+    return _bools(pc.is_valid(dates)) & ((days < low) | (days > high))
 
 
 def _label_codes(labels: pa.Array) -> np.ndarray:
@@ -78,9 +148,10 @@ class QuestionColumns:
     """Encodings of a question-shaped table, computed on first use and shared by the rules
     (and by the audit's normalisation). Columns may be nullable and unnormalised."""
 
-    def __init__(self, table: pa.Table) -> None:
+    def __init__(self, table: pa.Table, end_times: EndTimeRange | None = None) -> None:
         self.table = table
         self.n_rows = table.num_rows
+        self.end_times = end_times if end_times is not None else EndTimeRange()
         self._columns: dict[str, pa.Array] = {}
         self._categories: dict[str, np.ndarray] = {}
 
@@ -190,12 +261,34 @@ def _missing_id(c: QuestionColumns) -> np.ndarray:
     return blank(c.column("id"))
 
 
+def _id_too_long(c: QuestionColumns) -> np.ndarray:
+    return too_long(c.column("id"))
+
+
+def _invisible_id(c: QuestionColumns) -> np.ndarray:
+    return invisible(c.column("id"))
+
+
 def _empty_event(c: QuestionColumns) -> np.ndarray:
     return blank(c.column("event"))
 
 
+def _invisible_event(c: QuestionColumns) -> np.ndarray:
+    return invisible(c.column("event"))
+
+
 def _bad_end_time(c: QuestionColumns) -> np.ndarray:
     return ~c.present("end_time")
+
+
+def _end_time_out_of_range(c: QuestionColumns) -> np.ndarray:
+    return outside(c.column("end_time"), c.end_times)
+
+
+def _describe_end_time(c: QuestionColumns, rows: np.ndarray) -> list[str]:
+    low, high = c.end_times.end_time_min, c.end_times.end_time_max
+    days = day_text(day_numbers(c.column("end_time").take(pa.array(rows, pa.int64()))))
+    return [f"end_time {day} is outside the plausible range {low} … {high}" for day in days]
 
 
 def _too_few_options(c: QuestionColumns) -> np.ndarray:
@@ -210,6 +303,12 @@ def _blank_option(c: QuestionColumns) -> np.ndarray:
     empty = _bools(pc.fill_null(pc.equal(pc.utf8_length(c.labels), 0), True))
     rows = np.zeros(c.n_rows, dtype=bool)
     rows[c.label_rows[empty]] = True
+    return rows
+
+
+def _invisible_option(c: QuestionColumns) -> np.ndarray:
+    rows = np.zeros(c.n_rows, dtype=bool)
+    rows[c.label_rows[invisible(c.labels)]] = True
     return rows
 
 
@@ -300,11 +399,16 @@ class Rule:
 
 RULES: tuple[Rule, ...] = (
     Rule("missing_id", "id", "id must be a non-empty string", _missing_id, ("id",)),
+    Rule("id_too_long", "id", f"an id has at most {MAX_ID_CHARS} characters", _id_too_long, ("id",)),
+    Rule("invisible_id", "id", "id must not be made only of invisible or control characters", _invisible_id, ("id",)),
     Rule("empty_event", "event", "event must be non-empty text", _empty_event, ("event",)),
+    Rule("invisible_event", "event", "event must not be made only of invisible or control characters", _invisible_event, ("event",)),
     Rule("bad_end_time", "end_time", "end_time must be a date YYYY-MM-DD", _bad_end_time, ("end_time",)),
+    Rule("end_time_out_of_range", "end_time", "end_time must lie in the plausible range audit.end_time_min … audit.end_time_max", _end_time_out_of_range, ("end_time",), _describe_end_time),
     Rule("too_few_options", "options", "a question needs at least 2 options", _too_few_options, ("options",)),
     Rule("too_many_options", "options", f"a question has at most {MAX_OPTIONS} options (letter sets are {MAX_OPTIONS}-bit masks)", _too_many_options, ("options",)),
     Rule("blank_option", "options", "option labels must be non-empty", _blank_option, ("options",)),
+    Rule("invisible_option", "options", "option labels must not be made only of invisible or control characters", _invisible_option, ("options",)),
     Rule("duplicate_options", "options", "option labels must be unique after strip + casefold", _duplicate_options, ("options",)),
     Rule("empty_answer", "answer", "the gold answer must name at least one option", _empty_answer, ("answer",)),
     Rule("answer_not_letters", "answer", "the gold answer must be option letters like 'A' or 'A, C'", _answer_not_letters, ("answer",)),
@@ -339,16 +443,24 @@ def failing_rows(columns: QuestionColumns, rules: Iterable[Rule] = RULES, *, pre
     return masks
 
 
-def table_failures(table: pa.Table, rules: Iterable[Rule] = RULES, *, present_only: bool = False, chunk_rows: int = CHUNK_ROWS) -> dict[str, np.ndarray]:
+def table_failures(
+    table: pa.Table,
+    rules: Iterable[Rule] = RULES,
+    *,
+    present_only: bool = False,
+    end_times: EndTimeRange | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+) -> dict[str, np.ndarray]:
     """:func:`failing_rows` over a whole table: the row-local rules ``chunk_rows`` rows at a
     time (the encodings of a million questions need not be held at once), the others over
     the whole table."""
     rules = tuple(rules)
     local = [rule for rule in rules if rule.row_local]
     parts = [
-        failing_rows(QuestionColumns(table.slice(start, chunk_rows)), local, present_only=present_only)
+        failing_rows(QuestionColumns(table.slice(start, chunk_rows), end_times), local, present_only=present_only)
         for start in range(0, max(table.num_rows, 1), chunk_rows)
     ]
     masks = {rule.name: np.concatenate([part[rule.name] for part in parts]) for rule in local}
-    masks.update(failing_rows(QuestionColumns(table), [rule for rule in rules if not rule.row_local], present_only=present_only))
+    whole = QuestionColumns(table, end_times)
+    masks.update(failing_rows(whole, [rule for rule in rules if not rule.row_local], present_only=present_only))
     return {rule.name: masks[rule.name] for rule in rules}

@@ -12,6 +12,16 @@ names what is wrong (row, field, rule, path, endpoint variable) and never a secr
 
 from __future__ import annotations
 
+SHOWN_CHARS = 80  # characters of an id or value an error message quotes
+
+
+def shown(text: str) -> str:
+    """``text`` quoted for a message, cut to SHOWN_CHARS characters (a 10 MB id is not
+    echoed back)."""
+    if len(text) <= SHOWN_CHARS:
+        return repr(text)
+    return f"{text[:SHOWN_CHARS]!r}… ({len(text)} characters)"
+
 
 class OracleProtoError(Exception):
     """A failure with a message that names what is wrong."""

@@ -73,6 +73,18 @@ QUARANTINE_SCHEMA = pa.schema(
     ]
 )
 
+# Collapsed duplicates: one row per exact copy of a row of the same id, and the row it
+# collapsed into (source rows of the raw table; ``into`` is kept | quarantined, with its rule).
+COLLAPSED_SCHEMA = pa.schema(
+    [
+        pa.field("source_row", pa.int64(), nullable=False),
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("into_source_row", pa.int64(), nullable=False),
+        pa.field("into", pa.string(), nullable=False),
+        pa.field("into_rule", pa.string()),
+    ]
+)
+
 # Admission log: one row per (model, question).
 ADMISSION_LOG_SCHEMA = pa.schema(
     [

@@ -56,18 +56,23 @@ def build(
         "Examples:\n\n"
         "  oracleproto validate data/questions.parquet\n\n"
         "  oracleproto validate data/splits/cutoff-2024-04-30/test.parquet\n\n"
-        "  oracleproto validate my_questions.jsonl"
+        "  oracleproto validate my_questions.jsonl\n\n"
+        "  oracleproto validate old_questions.parquet --params params.yaml   # its end_time range"
     )
 )
-def validate(path: Path = typer.Argument(..., help="A question table (.parquet or .jsonl) in the seven-column shape.")) -> None:
-    """Check a question table against the seven-column contract; print each failure (row id, column, check)."""
-    from oracleproto.validation import validate_questions
+def validate(
+    path: Path = typer.Argument(..., help="A question table (.parquet or .jsonl) in the seven-column shape."),
+    params: Optional[Path] = typer.Option(None, help=PARAMS_HELP + " Its audit.end_time_min/end_time_max bound end_time."),
+) -> None:
+    """Check a question table against the question contract; print the failures grouped by check (count and first rows)."""
+    from oracleproto.validation import check_failures, failure_count, report_lines
 
     with user_errors():
+        end_times = load_params(params).audit
         table = read_table(path)
-    failures = validate_questions(table)
-    if failures:
-        for failure in failures:
-            typer.echo(str(failure))
-        fail(f"{path}: {len(failures)} failure(s) in {table.num_rows} rows")
+    groups = check_failures(table, end_times)
+    if groups:
+        for line in report_lines(groups):
+            typer.echo(line)
+        fail(f"{path}: {failure_count(groups)} failure(s) in {table.num_rows} rows")
     typer.echo(f"{path}: {table.num_rows} rows valid")

@@ -173,9 +173,9 @@ def evaluate(
             "models": {slug: {"cutoff": date} for slug, date in _cutoff_overrides(cutoff).items()},
         })  # fmt: skip
         settings = eval_settings(config)
-        question_set = QuestionSet.load(questions)
+        question_set = QuestionSet.load(questions, config.audit)
         train_path = train or _train_beside(questions)
-        train_set = QuestionSet.load(train_path) if train_path and any(m == "baseline:base_rate" for m in model) else None
+        train_set = QuestionSet.load(train_path, config.audit) if train_path and any(m == "baseline:base_rate" for m in model) else None
         jobs = [EvalJob(spec=model_spec(slug, config.models), questions=question_set, train=train_set) for slug in model]
     except (OracleProtoError, ValueError) as exc:
         fail(str(exc))

@@ -39,7 +39,7 @@ def score(
     flags = {"weights": weights, "bootstrap": bootstrap, "seed": seed, "fallback_belief": fallback_belief}
     with user_errors():
         config = load_params(params).overridden({"score": flags})
-        result = score_file(trials, config.score)
+        result = score_file(trials, config.score, config.audit)
         write_outputs(result, out)
     for model in result.models:
         composite = result.value("composite_accuracy", model)

@@ -2,8 +2,9 @@
 
 Every raw row ends in exactly one place: the question table (possibly normalised), the
 quarantine (with the first rule it breaks and a message naming the field), or — for exact
-copies of an id already kept — the collapsed-duplicate count. Rules are vectorised masks;
-a row's reason is the first failing rule in ``RULES`` order.
+copies of a row of the same id — the collapsed list, which names the row each copy collapsed
+into (kept, or quarantined by a later duplicate rule). Rules are vectorised masks; a row's
+reason is the first failing rule in ``RULES`` order.
 """
 
 from __future__ import annotations
@@ -19,9 +20,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from oracleproto.arrays import collapse_whitespace, iso_dates
+from oracleproto.config import EndTimeRange
 from oracleproto.contract import AUDITED_RULES, QuestionColumns
 from oracleproto.parallel import ordered_map, take_rows
-from oracleproto.schema import QUARANTINE_SCHEMA, QUESTION_TYPES, YES_NO_OPTIONS
+from oracleproto.schema import (
+    COLLAPSED_SCHEMA,
+    QUARANTINE_SCHEMA,
+    QUESTION_TYPES,
+    YES_NO_OPTIONS,
+)
 
 # Rule name → (field, what the rule requires). Order = precedence: the source's own verdicts,
 # then the question contract (oracleproto.contract), then the leak cues and the duplicates.
@@ -43,6 +50,7 @@ class AuditConfig:
     levels: Sequence[int] | None  # None: every level (defaults: oracleproto.config)
     post_resolution_phrases: Sequence[str]
     outcome_markers: Sequence[str]
+    end_times: EndTimeRange | None = None  # the audit section's plausible end_time range (None: its defaults)
 
 
 @dataclass
@@ -50,6 +58,7 @@ class AuditResult:
     questions: pa.Table
     quarantine: pa.Table  # source_row, id, rule, message + raw fields (raw JSON added by the caller)
     report: dict[str, Any] = field(default_factory=dict)
+    collapsed: pa.Table = field(default_factory=COLLAPSED_SCHEMA.empty_table)  # each collapsed copy and the row it collapsed into
 
 
 def _np(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -105,8 +114,8 @@ def audit(raw: pa.Table, config: AuditConfig, chunk_rows: int = AUDIT_CHUNK_ROWS
         quarantine_parts.append(rejected)
     candidates = pa.concat_tables(passed_parts)
     dedup_reason: dict[int, tuple[str, str]] = {}
-    collapsed = _deduplicate(candidates, dedup_reason)
-    dropped = collapsed.copy()
+    into = _deduplicate(candidates, dedup_reason)
+    dropped = into >= 0
     dropped[list(dedup_reason)] = True
     # One take both filters and orders the table by (end_time, id), the canonical order.
     kept = np.flatnonzero(~dropped)
@@ -121,21 +130,39 @@ def audit(raw: pa.Table, config: AuditConfig, chunk_rows: int = AUDIT_CHUNK_ROWS
             _quarantine_rows(raw, _raw_positions(raw, positions), [dedup_reason[r][0] for r in rows], [dedup_reason[r][1] for r in rows])
         )
     quarantine = pa.concat_tables(quarantine_parts).combine_chunks() if quarantine_parts else pa.table({})
-    n_collapsed = int(collapsed.sum())
-    rejected_rules = quarantine.column("rule").to_pylist()
+    collapsed = _collapsed_rows(candidates, into, dedup_reason)
     by_rule: dict[str, int] = {}
-    for rule in rejected_rules:
+    for rule in quarantine.column("rule").to_pylist():
         by_rule[rule] = by_rule.get(rule, 0) + 1
     report = {
         "rows_in": n,
         "rows_out": questions.num_rows,
         "rows_quarantined": quarantine.num_rows,
-        "duplicates_collapsed": n_collapsed,
+        "duplicates_collapsed": collapsed.num_rows,
         "by_rule": dict(sorted(by_rule.items())),
         "counts_by_type": counts_by_type(questions),
     }
-    assert report["rows_in"] == report["rows_out"] + report["rows_quarantined"] + n_collapsed, report
-    return AuditResult(questions=questions, quarantine=quarantine, report=report)
+    assert report["rows_in"] == report["rows_out"] + report["rows_quarantined"] + collapsed.num_rows, report
+    return AuditResult(questions=questions, quarantine=quarantine, report=report, collapsed=collapsed)
+
+
+def _collapsed_rows(candidates: pa.Table, into: np.ndarray, rejected: dict[int, tuple[str, str]]) -> pa.Table:
+    """One record per collapsed copy: its source row and id, and the source row it collapsed
+    into with that row's fate (kept, or quarantined under a later duplicate rule)."""
+    rows = np.flatnonzero(into >= 0)
+    targets = into[rows]
+    source_row = candidates.column("source_row")
+    target_rules = [rejected.get(int(t), (None,))[0] for t in targets]
+    return pa.table(
+        {
+            "source_row": source_row.take(pa.array(rows, pa.int64())),
+            "id": candidates.column("id").take(pa.array(rows, pa.int64())),
+            "into_source_row": source_row.take(pa.array(targets, pa.int64())),
+            "into": pa.array(["kept" if rule is None else "quarantined" for rule in target_rules], pa.string()),
+            "into_rule": pa.array(target_rules, pa.string()),
+        },
+        schema=COLLAPSED_SCHEMA,
+    )
 
 
 def _raw_positions(raw: pa.Table, source_rows: np.ndarray) -> np.ndarray:
@@ -177,7 +204,7 @@ class _Verdicts:
         return rows, rules, [self.details.get(row, RULES[rule][1]) for row, rule in zip(rows.tolist(), rules)]
 
 
-def _question_fields(raw: pa.Table) -> QuestionColumns:
+def _question_fields(raw: pa.Table, end_times: EndTimeRange | None) -> QuestionColumns:
     """The chunk's columns as the contract reads them: ids trimmed, events with whitespace
     folded, end_time as dates (null where the text names no calendar day)."""
     given = QuestionColumns(raw)
@@ -187,7 +214,7 @@ def _question_fields(raw: pa.Table) -> QuestionColumns:
         ("end_time", iso_dates(given.column("end_time"))),
     ):
         raw = raw.set_column(raw.schema.get_field_index(name), name, array)
-    return QuestionColumns(raw)
+    return QuestionColumns(raw, end_times)
 
 
 def _source_rules(c: QuestionColumns, config: AuditConfig, verdicts: _Verdicts) -> None:
@@ -246,7 +273,7 @@ def _normalised(c: QuestionColumns) -> pa.Table:
 def _check_chunk(raw: pa.Table, config: AuditConfig) -> tuple[pa.Table, pa.Table]:
     """Row-local rules over one chunk: (normalised rows that passed, quarantine rows)."""
     raw = raw.combine_chunks()
-    c = _question_fields(raw)
+    c = _question_fields(raw, config.end_times)
     verdicts = _Verdicts(raw.num_rows)
     _source_rules(c, config, verdicts)
     for rule in AUDITED_RULES:
@@ -268,14 +295,14 @@ def counts_by_type(questions: pa.Table) -> dict[str, int]:
 
 def _deduplicate(candidates: pa.Table, rejected: dict[int, tuple[str, str]]) -> np.ndarray:
     """Apply the duplicate rules; record rejections in ``rejected`` (row → (rule,
-    message)) and return the collapsed mask.
+    message)) and return, per row, the row it collapsed into (-1: not collapsed).
 
     By id: exact copies (all seven fields equal) collapse onto the first row; any
     difference quarantines every row of that id. By content (normalised event + options):
     the smallest id is kept, the others quarantined naming it."""
-    collapsed = np.zeros(candidates.num_rows, dtype=bool)
+    into = np.full(candidates.num_rows, -1, dtype=np.int64)
     if candidates.num_rows == 0:
-        return collapsed
+        return into
     _, id_group_size = _group_sizes(candidates.column("id").combine_chunks())  # ids are short
     in_dup = id_group_size > 1
     if in_dup.any():
@@ -285,19 +312,19 @@ def _deduplicate(candidates: pa.Table, rejected: dict[int, tuple[str, str]]) -> 
             records.setdefault(rec["id"], []).append((row, tuple(json.dumps(rec[k], default=str) for k in sorted(rec))))
         for qid, group in records.items():
             if len({fields for _, fields in group}) == 1:
-                collapsed[[row for row, _ in group[1:]]] = True
+                into[[row for row, _ in group[1:]]] = group[0][0]
             else:
                 for row, _ in group:
                     rejected[int(row)] = ("conflicting_duplicate_id", f"{len(group)} rows share id {qid!r} with different fields")
     # Content duplicates among the rows still standing. Events are compared first (cheap,
     # nearly unique); only rows whose event repeats build the full event + options key.
-    standing = ~collapsed
+    standing = into < 0
     standing[list(rejected)] = False
     event_codes = pc.dictionary_encode(pc.utf8_lower(candidates.column("event"))).combine_chunks().indices.to_numpy(zero_copy_only=False)
     event_sizes = np.bincount(event_codes[standing], minlength=int(event_codes.max(initial=-1)) + 1)
     maybe = np.flatnonzero(standing & (event_sizes[event_codes] > 1))
     if len(maybe) == 0:
-        return collapsed
+        return into
     subset = candidates.take(pa.array(maybe))
     key = pc.binary_join_element_wise(
         pc.utf8_lower(subset.column("event").combine_chunks()),
@@ -317,7 +344,7 @@ def _deduplicate(candidates: pa.Table, rejected: dict[int, tuple[str, str]]) -> 
             kept_id = group[0][0]
             for qid, row in group[1:]:
                 rejected[row] = ("duplicate_content", f"same event and options as id {kept_id!r}")
-    return collapsed
+    return into
 
 
 def quarantine_with_originals(quarantine: pa.Table, originals: dict[int, dict[str, Any]]) -> pa.Table:

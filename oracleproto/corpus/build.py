@@ -4,7 +4,7 @@ Each function reads its inputs from disk and writes its outputs under an output 
 so the DVC stages (``pipeline/``) and ``oracleproto build`` produce the same layout:
 
     raw/rows.parquet, raw/source.json          ingest
-    questions.parquet, audit/{quarantine.parquet,report.json}   audit
+    questions.parquet, audit/{quarantine.parquet,collapsed.parquet,report.json}   audit
     splits/cutoff-YYYY-MM-DD/{train,test}.parquet, splits/{admission_log.parquet,summary.json}   admit
 """
 
@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from oracleproto.config import Audit, Ingest, Params
+from oracleproto.config import Audit, EndTimeRange, Ingest, Params
 from oracleproto.corpus import admit as adm
 from oracleproto.corpus.audit import AuditConfig, audit, quarantine_with_originals
 from oracleproto.corpus.sources import RAW_COLUMNS, open_source
@@ -41,6 +41,7 @@ from oracleproto.parallel import ordered_map
 from oracleproto.prompts import prompt_templates_hash
 from oracleproto.schema import (
     ADMISSION_LOG_SCHEMA,
+    COLLAPSED_SCHEMA,
     QUARANTINE_SCHEMA,
     QUESTION_SCHEMA,
     RAW_SCHEMA,
@@ -51,6 +52,7 @@ RAW_ROWS = Path("raw/rows.parquet")
 RAW_SOURCE = Path("raw/source.json")
 QUESTIONS = Path("questions.parquet")
 QUARANTINE = Path("audit/quarantine.parquet")
+COLLAPSED = Path("audit/collapsed.parquet")
 AUDIT_REPORT = Path("audit/report.json")
 SPLITS = Path("splits")
 
@@ -122,7 +124,8 @@ def _originals(raw_path: Path, source_rows: pa.Array) -> dict[int, dict[str, Any
 
 def audit_config(params: Params) -> AuditConfig:
     """The audit section plus the ingest levels (the level rule is applied by the audit)."""
-    return AuditConfig(levels=params.ingest.levels, **params.audit.fields_of(Audit))
+    cues = {name: getattr(params.audit, name) for name in set(Audit.model_fields) - set(EndTimeRange.model_fields)}
+    return AuditConfig(levels=params.ingest.levels, end_times=params.audit, **cues)
 
 
 def run_audit(raw_dir: Path, config: AuditConfig, out: Path) -> dict[str, Any]:
@@ -149,11 +152,12 @@ def run_audit(raw_dir: Path, config: AuditConfig, out: Path) -> dict[str, Any]:
     with atomic_path(out / QUESTIONS) as staged, ThreadPoolExecutor(max_workers=2) as pool:
         # audit() returns the questions in QUESTION_SORT order already.
         written = pool.submit(write_parquet, result.questions, staged, QUESTION_SCHEMA, metadata=metadata)
-        validated = pool.submit(check_questions, result.questions)
+        validated = pool.submit(check_questions, result.questions, config.end_times)
         quarantine = quarantine_with_originals(result.quarantine, _originals(raw_path, result.quarantine.column("source_row")))
         validated.result()
         written.result()
         write_parquet(quarantine, out / QUARANTINE, QUARANTINE_SCHEMA, sort_by=("source_row",), metadata={"source": info["source"]})
+        write_parquet(result.collapsed, out / COLLAPSED, COLLAPSED_SCHEMA, sort_by=("source_row",), metadata={"source": info["source"]})
     report = {**result.report, "source": info["source"], "source_hash": info["source_hash"]}
     if result.questions.num_rows:
         ends = result.questions.column("end_time")

@@ -67,7 +67,7 @@ def plan_evaluation(params: Params, splits_dir: str | os.PathLike[str]) -> tuple
         path = splits / name / f"{part}.parquet"
         if not path.exists():
             raise InputError(f"{path} does not exist: run the admit stage (it makes one split set per cutoff under models)")
-        return QuestionSet.load(path)
+        return QuestionSet.load(path, params.audit)
 
     jobs: list[EvalJob] = []
     for name in sorted({split_name(cutoff) for cutoff in params.cutoffs.values()}):

@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from oracleproto.config import EndTimeRange
 from oracleproto.errors import InputError
 from oracleproto.harness.react import TrialQuestion
 from oracleproto.harness.replay import canonical_json
@@ -23,11 +24,7 @@ from oracleproto.prompts import (
     templates_from_schema,
 )
 from oracleproto.schema import QUESTION_SCHEMA, TABLE_METADATA_KEY
-from oracleproto.validation import validate_questions
-
-FAILURES_NAMED = 5  # failures quoted when a question table is refused
-
-
+from oracleproto.validation import check_failures, failure_count, report_lines
 
 
 @dataclass(frozen=True)
@@ -48,17 +45,17 @@ class QuestionRecord:
         return TrialQuestion(self.q_id, self.question_type, self.choice_type, self.options, self.end_time)
 
 
-def question_records(table: pa.Table, source: str) -> list[QuestionRecord]:
-    """Rows of a question table, checked against the question contract, sorted by id."""
+def question_records(table: pa.Table, source: str, end_times: EndTimeRange | None = None) -> list[QuestionRecord]:
+    """Rows of a question table, checked against the question contract (``end_times``: the
+    ``audit`` params section's plausible end_time range; None: its defaults), sorted by id."""
     missing = [name for name in QUESTION_SCHEMA.names if name not in table.column_names]
     if missing:
         raise InputError(f"{source}: question table lacks column(s) {missing}")
     table = table.select(QUESTION_SCHEMA.names)
-    failures = validate_questions(table)
-    if failures:
-        named = "\n  ".join(str(failure) for failure in failures[:FAILURES_NAMED])
-        more = f"\n  … and {len(failures) - FAILURES_NAMED} more" if len(failures) > FAILURES_NAMED else ""
-        raise InputError(f"{source}: question table breaks the question contract ({len(failures)} failure(s)):\n  {named}{more}")
+    groups = check_failures(table, end_times)
+    if groups:
+        named = "\n  ".join(report_lines(groups))
+        raise InputError(f"{source}: question table breaks the question contract ({failure_count(groups)} failure(s)):\n  {named}")
     try:
         table = table.cast(QUESTION_SCHEMA.remove_metadata())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
@@ -82,7 +79,7 @@ class QuestionSet:
     metadata_hash: str | None
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> QuestionSet:
+    def load(cls, path: str | os.PathLike[str], end_times: EndTimeRange | None = None) -> QuestionSet:
         try:
             table = read_table(path)
         except InputError as exc:
@@ -100,7 +97,7 @@ class QuestionSet:
                 metadata_hash = hashlib.sha256(raw_meta).hexdigest()
         return cls(
             path=str(path),
-            records=tuple(question_records(table, str(path))),
+            records=tuple(question_records(table, str(path), end_times)),
             templates=templates,
             templates_from_corpus=from_corpus,
             source_hash=sha256_file(path),

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from oracleproto.config import Score
+from oracleproto.config import EndTimeRange, Score
 from oracleproto.errors import InputError
 from oracleproto.io import (
     read_table,
@@ -79,17 +79,19 @@ def score_table(
     fallback_belief: float | None = DEFAULTS.fallback_belief,
     n_bootstrap: int = DEFAULTS.bootstrap,
     seed: int = DEFAULTS.seed,
+    end_times: EndTimeRange | None = None,
 ) -> ScoreResult:
     """Every metric (and, when ``n_bootstrap`` > 0, intervals and pairwise tests) of ``table``.
 
     The options are checked by the rules of the ``score`` params section; ``weights`` may be
     the CLI's ``"yes_no=0.15,binary_named=0.15,mc=0.70"`` (a bucket left out weighs 0; None:
-    the params default).
+    the params default). ``end_times`` bounds an end_time column (the ``audit`` params
+    section's plausible range; None: its defaults).
     """
     options = Score(
         weights=DEFAULTS.weights if weights is None else weights, fallback_belief=fallback_belief, bootstrap=n_bootstrap, seed=seed
     )
-    table = validate_trials(table)
+    table = validate_trials(table, end_times)
     data = prepare(table)
     context = ScoreContext(data, belief_stats(data, table, options.fallback_belief), options.weights)
     return ScoreResult(context, compute_all(context), bootstrap(context, options.bootstrap, options.seed))
@@ -101,16 +103,17 @@ def read_trials(path: str | os.PathLike[str]) -> pa.Table:
         return read_table(path)
     try:
         available = set(pq.read_schema(path).names)
-        wanted = [name for name in (*TRIAL_CORE_SCHEMA.names, "belief") if name in available]
+        wanted = [name for name in (*TRIAL_CORE_SCHEMA.names, "belief", "end_time") if name in available]
         return pq.read_table(path, columns=wanted)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(f"cannot read parquet {path}: {exc}") from exc
 
 
-def score_file(path: str | os.PathLike[str], score: Score = DEFAULTS) -> ScoreResult:
-    """Score the trial table at ``path`` with the ``score`` params section."""
+def score_file(path: str | os.PathLike[str], score: Score = DEFAULTS, end_times: EndTimeRange | None = None) -> ScoreResult:
+    """Score the trial table at ``path`` with the ``score`` params section (and the
+    ``audit`` section's end_time range)."""
     options = {"weights": score.weights, "fallback_belief": score.fallback_belief, "n_bootstrap": score.bootstrap, "seed": score.seed}
-    return score_table(read_trials(path), **options)
+    return score_table(read_trials(path), **options, end_times=end_times)
 
 
 # ---------------------------------------------------------------------------------------

@@ -19,7 +19,9 @@ import pyarrow as pa
 from pandera.errors import SchemaErrors
 
 from oracleproto import contract
-from oracleproto.errors import InputError
+from oracleproto.arrays import iso_dates
+from oracleproto.config import EndTimeRange
+from oracleproto.errors import InputError, shown
 from oracleproto.lettersets import full_mask
 from oracleproto.schema import ERROR_KINDS, TRIAL_CORE_SCHEMA
 from oracleproto.scoring.columns import QUESTION_RULES, TrialColumns, trial_columns
@@ -190,7 +192,32 @@ def normalise_types(table: pa.Table) -> pa.Table:
 
 def _row_label(table: pa.Table, row: int) -> str:
     model, q_id, trial = (table[name][row].as_py() for name in ("model", "q_id", "trial"))
-    return f"row {row} (model={model!r}, q_id={q_id!r}, trial={trial})"
+    return f"row {row} (model={_text(model)}, q_id={_text(q_id)}, trial={trial})"
+
+
+def _text(value: str | None) -> str:
+    return shown(value) if isinstance(value, str) else repr(value)
+
+
+def _bounds_problems(table: pa.Table, end_times: EndTimeRange | None) -> list[str]:
+    """The contract's bounds, checked before any rule encodes the table: an over-long model
+    label or q_id (encoding it per row would take memory in proportion to its length times
+    the rows), and an end_time outside the plausible range when the table carries one."""
+    problems = []
+    for name in ("model", "q_id"):
+        failing = contract.too_long(table[name])
+        if failing.any():
+            problems.append(_describe(table, "id_too_long", name, f"{name} has at most {contract.MAX_ID_CHARS} characters", failing))
+    if "end_time" in table.column_names:
+        rule = contract.RULE_BY_NAME["end_time_out_of_range"]
+        ends = table["end_time"].combine_chunks()
+        dates = ends if pa.types.is_date32(ends.type) else iso_dates(ends.cast(pa.string()))
+        columns = contract.QuestionColumns(pa.table({"end_time": dates}), end_times)
+        failing = contract.failing_rows(columns, [rule])[rule.name]
+        if failing.any():
+            says = f"end_time lies in {columns.end_times.end_time_min} … {columns.end_times.end_time_max}"
+            problems.append(_describe(table, rule.name, rule.field, says, failing))
+    return problems
 
 
 def _describe(table: pa.Table, rule_name: str, field: str, says: str, failing: np.ndarray) -> str:
@@ -200,12 +227,17 @@ def _describe(table: pa.Table, rule_name: str, field: str, says: str, failing: n
     return f"field {field!r} breaks rule {rule_name} ({says}): {named}{more}"
 
 
-def validate_trials(table: pa.Table) -> pa.Table:
+def validate_trials(table: pa.Table, end_times: EndTimeRange | None = None) -> pa.Table:
     """Check ``table`` against :class:`TrialSchema`; return it with contract types.
+    ``end_times``: the ``audit`` params section's plausible end_time range (None: its
+    defaults), checked when the table carries end_time.
 
     Raises :class:`InputError` listing every broken rule with its first offending rows.
     """
     table = normalise_types(table)
+    bounds = _bounds_problems(table, end_times)
+    if bounds:
+        raise InputError("trial table is invalid:\n  " + "\n  ".join(bounds))
     try:
         TrialSchema.validate(table, lazy=True)
     except SchemaErrors as exc:

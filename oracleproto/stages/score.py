@@ -11,7 +11,8 @@ OUT = Path("metrics")
 
 
 def main() -> None:
-    write_outputs(score_file(TRIALS, load_params().score), OUT)
+    params = load_params()
+    write_outputs(score_file(TRIALS, params.score, params.audit), OUT)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 import json
+import time
 
+import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
@@ -67,3 +69,59 @@ def test_validate_names_a_date_that_does_not_exist(tmp_path):
 def test_help_has_examples():
     result = runner.invoke(app, ["build", "--help"])
     assert "oracleproto build --source sample --out out/" in result.output
+
+
+def _question(i, **changes):
+    row = {"id": f"q{i}", "choice_type": "single", "question_type": "yes_no", "event": f"Will thing {i} happen?", "options": ["Yes", "No"], "answer": "A", "end_time": "2024-05-01"}
+    return {**row, **changes}
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize("end_time", ["0000-01-01", "0001-01-01", "1899-12-31", "2101-01-01", "9999-12-31"])
+def test_validate_refuses_an_implausible_end_time(tmp_path, end_time):
+    result = runner.invoke(app, ["validate", str(_jsonl(tmp_path / "q.jsonl", [_question(1, end_time=end_time), _question(2)]))])
+    assert result.exit_code == 1
+    assert f"row 0 (id 'q1') column 'end_time': failed end_time_out_of_range value '{end_time}'" in result.output
+
+
+def test_validate_reads_the_end_time_range_from_the_params(tmp_path):
+    questions = _jsonl(tmp_path / "q.jsonl", [_question(1, end_time="1850-01-01")])
+    assert runner.invoke(app, ["validate", str(questions)]).exit_code == 1
+    params = tmp_path / "params.yaml"
+    params.write_text("audit:\n  end_time_min: 1800-01-01\n")
+    result = runner.invoke(app, ["validate", str(questions), "--params", str(params)])
+    assert result.exit_code == 0 and result.output.strip().endswith("1 rows valid")
+
+
+def test_validate_output_is_bounded_whatever_the_rows_share(tmp_path):
+    n = 4000
+    rows = [_question(0, end_time="0000-01-01", choice_type="bogus") for _ in range(n)]  # one id, one bad date, one bad type
+    started = time.perf_counter()
+    result = runner.invoke(app, ["validate", str(_jsonl(tmp_path / "q.jsonl", rows))])
+    assert time.perf_counter() - started < 10
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert len(lines) <= 30, result.output  # was one line per failure (and ~n² before that)
+    assert "end_time_out_of_range (column 'end_time'): 4000 failure(s)" in lines
+    assert "duplicate_id (column 'id'): 3999 failure(s)" in lines
+    assert "  … and 3995 more" in lines
+    assert lines[-1] == f"error: {tmp_path / 'q.jsonl'}: {3 * n - 1} failure(s) in {n} rows"
+
+
+def test_build_quarantines_dates_it_cannot_use_and_lists_collapsed_copies(tmp_path):
+    rows = [_question(1, end_time="0000-01-01"), _question(2, end_time="0001-01-01"), _question(3), _question(3), _question(4, event="\u200b")]
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["build", "--source", f"jsonl:{_jsonl(tmp_path / 'q.jsonl', rows)}", "--out", str(out)])
+    assert result.exit_code == 0, result.output  # was an OverflowError traceback
+    assert "5 rows in → 1 questions, 3 quarantined, 1 duplicates collapsed" in result.output
+    quarantine = pq.read_table(out / "audit" / "quarantine.parquet").select(["source_row", "rule"]).to_pylist()
+    assert quarantine == [
+        {"source_row": 0, "rule": "end_time_out_of_range"}, {"source_row": 1, "rule": "end_time_out_of_range"},
+        {"source_row": 4, "rule": "invisible_event"},
+    ]
+    collapsed = pq.read_table(out / "audit" / "collapsed.parquet").to_pylist()
+    assert collapsed == [{"source_row": 3, "id": "q3", "into_source_row": 2, "into": "kept", "into_rule": None}]

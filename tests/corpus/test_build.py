@@ -79,7 +79,7 @@ def test_failed_validation_writes_nothing(project_root, tmp_path, params, monkey
     monkeypatch.chdir(project_root)
     build_module.ingest(params.ingest, tmp_path)
 
-    def reject(_questions):
+    def reject(_questions, _end_times=None):
         raise InputError([Failure(0, "q0", "answer", "forced failure", None)])
 
     monkeypatch.setattr(build_module, "check_questions", reject)

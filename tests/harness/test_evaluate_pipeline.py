@@ -110,3 +110,9 @@ def test_interrupted_stage_keeps_its_state_and_resumes(splits, tmp_path, monkeyp
     stage.main()
     table = pq.read_table(tmp_path / "data" / "eval" / "trials.parquet")
     assert table.num_rows == 4 * 4 * 2 and not run_dir.exists()
+
+
+def test_the_plan_holds_the_splits_to_the_params_end_time_range(splits):
+    narrow = PARAMS.overridden({"audit": {"end_time_max": "2025-12-31"}})  # the test splits end in 2026
+    with pytest.raises(InputError, match="end_time_out_of_range"):
+        plan_evaluation(narrow, splits)

@@ -1,10 +1,16 @@
 """TrialSchema: malformed trial tables get one clear error naming model, q_id, trial, field and rule."""
 
+import datetime as dt
 import json
+import time
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+from oracleproto.config import EndTimeRange
+from oracleproto.contract import MAX_ID_CHARS
 from oracleproto.errors import InputError
 from oracleproto.scoring.scorer import read_trials, score_table
 from oracleproto.scoring.validate import RULES, TrialSchema, validate_trials
@@ -42,6 +48,7 @@ def error_of(rows) -> str:
         ([row(options=[f"o{i}" for i in range(65)])], "options", "too_many_options"),
         ([row(options=["a", None, "c"])], "options", "blank_option"),
         ([row(options=["a", "A", "c"])], "options", "duplicate_options"),
+        ([row(options=["a", "\u200b", "c"])], "options", "invisible_option"),
         ([row(question_type="yes_no")], "question_type", "question_type_mismatch"),
         ([row(question_type="yes_no", options=["yes", "no"])], "options", "yes_no_labels_not_canonical"),
         ([row(answer="first")], "answer", "answer_not_letters"),
@@ -66,7 +73,7 @@ def test_every_rule_is_exercised_above():
     exercised = {
         "unique_trial", "pred_within_options", "answer_out_of_range", "choice_type_mismatch", "error_kind_known",
         "question_type_mismatch", "trial_positive", "cost_non_negative", "too_few_options", "too_many_options",
-        "blank_option", "duplicate_options", "yes_no_labels_not_canonical", "answer_not_letters", "empty_answer",
+        "blank_option", "invisible_option", "duplicate_options", "yes_no_labels_not_canonical", "answer_not_letters", "empty_answer",
         "answer_not_canonical", "pred_is_letter_set", "pred_null_when_error", "question_fields_agree",
         "belief_matches_options",
     }
@@ -141,3 +148,40 @@ def test_option_lists_compared_across_chunks():
 def test_scoring_reports_validation_errors():
     with pytest.raises(InputError, match="pred_within_options"):
         score_table(pa.Table.from_pylist([row(pred="Q")]))
+
+
+def test_an_over_long_q_id_is_refused_before_any_encoding(tmp_path):
+    path = tmp_path / "trials.parquet"
+    rows = [row(q_id=f"q{i}") for i in range(4000)]
+    rows[7]["q_id"] = "x" * 2_000_000
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    started = time.perf_counter()
+    with pytest.raises(InputError) as caught:
+        score_table(read_trials(path), n_bootstrap=0)
+    assert time.perf_counter() - started < 5  # was 60 s and 23.6 GB
+    message = str(caught.value)
+    assert message.count("\n") == 1 and len(message) < 400  # one problem line; the id is cut, not echoed
+    assert f"field 'q_id' breaks rule id_too_long (q_id has at most {MAX_ID_CHARS} characters): row 7" in message
+    assert "(2000000 characters)" in message
+    validate_trials(pa.Table.from_pylist([row(q_id="q" * MAX_ID_CHARS, model="m" * MAX_ID_CHARS)]))
+    assert "field 'model' breaks rule id_too_long" in error_of([row(model="m" * (MAX_ID_CHARS + 1))])
+
+
+@pytest.mark.parametrize("end_time", ["0000-01-01", "0001-01-01", "1899-12-31", "2101-01-01", "9999-12-31"])
+def test_an_implausible_end_time_is_refused_when_the_table_carries_one(tmp_path, end_time):
+    day = pa.array(np.array([end_time], dtype="datetime64[D]").astype(np.int32)).cast(pa.date32())
+    table = pa.Table.from_pylist([row()]).append_column("end_time", day)
+    path = tmp_path / "trials.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(InputError, match="field 'end_time' breaks rule end_time_out_of_range"):
+        score_table(read_trials(path), n_bootstrap=0)
+    text = pa.Table.from_pylist([row(end_time=end_time)])  # JSON lines carry text
+    with pytest.raises(InputError, match="end_time_out_of_range"):
+        validate_trials(text)
+
+
+def test_the_end_time_range_is_the_params_one():
+    table = pa.Table.from_pylist([row(end_time=dt.date(1850, 1, 1)), row(trial=2, end_time=dt.date(2024, 1, 1))])
+    with pytest.raises(InputError, match="end_time_out_of_range"):
+        validate_trials(table)
+    validate_trials(table, EndTimeRange(end_time_min=dt.date(1800, 1, 1)))
