@@ -36,6 +36,7 @@ import httpx
 from tavily import AsyncTavilyClient
 from tavily.errors import TimeoutError as TavilyTimeoutError
 
+from oracleproto.harness.bounded_http import tls_context
 from oracleproto.harness.detector import LeakDetector, screened_outcome
 from oracleproto.harness.faults import (
     AUTH,
@@ -45,6 +46,7 @@ from oracleproto.harness.faults import (
     SEARCH_RETRY,
     SERVER_5XX,
     TIMEOUT,
+    UNKNOWN,
     CallError,
     MalformedResponseError,
     RetryPolicy,
@@ -120,14 +122,18 @@ def _response_check(max_bytes: int) -> Callable[[httpx.Response], Awaitable[None
     :func:`_reject_unusable_response`.
 
     The cap is counted while the body streams in (an endless body stops at the cap, not at
-    the deadline) and again once Content-Encoding is undone, on what the harness holds.
+    the deadline). The client asks for ``Accept-Encoding: identity``, and a compressed
+    reply is refused before it is read: decompression would happen after the count, so a
+    small compressed body could otherwise expand to many times the cap in memory.
     """
 
     async def check(response: httpx.Response) -> None:
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            # the same request gets the same reply: a fault that is not retried (nor a transport one)
+            raise CallError(UNKNOWN, f"Tavily search: a {encoding!r}-encoded reply to a request for identity encoding")
         response.stream = _CappedStream(response.stream, max_bytes)  # type: ignore[arg-type]
         await response.aread()
-        if len(response.content) > max_bytes:
-            raise _too_large(max_bytes)
         _reject_unusable_response(response)
 
     return check
@@ -297,7 +303,9 @@ class TavilyBackend:
             http = httpx.AsyncClient(
                 base_url=self._base_url,
                 transport=self._transport,
+                headers={"Accept-Encoding": "identity"},  # what the size cap counts is what is held
                 event_hooks={"response": [_response_check(self.settings.max_response_bytes)]},
+                verify=tls_context(),
             )
             self._http.append(http)
             client = self._clients[lease.index] = AsyncTavilyClient(api_key=lease.key, api_base_url=self._base_url, client=http)

@@ -299,6 +299,31 @@ def test_search_body_ends_at_the_cap_with_bounded_memory_and_no_retry(script):
     assert peak < 2 * 1024 * 1024, f"peak {peak} bytes for a {CAP}-byte cap"
 
 
+def test_a_compressed_search_reply_is_refused_before_it_can_expand():
+    """Asked for identity encoding, a gzip reply (100 KiB that inflate to 100 MiB) is a search
+    error at once: never decompressed, never retried, nothing near its inflated size held."""
+    import gzip
+    import tracemalloc
+
+    bomb = gzip.compress(b"\0" * (100 << 20), compresslevel=9)
+
+    def gzip_reply(conn: socket.socket) -> None:
+        conn.sendall(response_bytes(200, bomb, headers=[("Content-Encoding", "gzip")]))
+
+    with RawServer(gzip_reply) as server:
+        tracemalloc.start()
+        try:
+            outcome = asyncio.run(one_search(capped_tavily(server.url)))
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        head, _ = server.received[0]
+    assert b"accept-encoding: identity" in head.lower()
+    assert outcome.error == "tavily_error" and outcome.audit["error_kind"] == "unknown", outcome.audit
+    assert outcome.audit["faults"] == ["unknown"] and server.requests == 1
+    assert peak < 4 * 1024 * 1024, f"peak {peak} bytes"
+
+
 def test_search_body_exactly_at_the_cap_is_read():
     body = json.dumps({"query": "fed rates", "results": [{"title": "t", "url": "https://u", "content": "c"}]}).encode()
     padded = body + b" " * (CAP - len(body))
