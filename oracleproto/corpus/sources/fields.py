@@ -133,6 +133,10 @@ def _parse_list_text(text: str | None) -> tuple[list[str] | None, str | None]:
             return None, f"options is not a JSON array ({reason})"
     if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
         return None, "options is not a JSON array of strings"
+    try:
+        "".join(parsed).encode("utf-8")
+    except UnicodeEncodeError:  # JSON may escape a lone surrogate ("\\ud800"); UTF-8 cannot hold one
+        return None, "options holds a label that is not valid Unicode text"
     return parsed, None
 
 

@@ -47,12 +47,22 @@ def _check_file(path: str) -> Path:
 
 
 # ------------------------------------------------------------------------------- parquet
+def _dictionary_below(typ: pa.DataType) -> bool:
+    """Whether a dictionary type sits inside ``typ`` (a list or struct of dictionary text)."""
+    return any(pa.types.is_dictionary(child) or _dictionary_below(child) for child in (typ.field(i).type for i in range(typ.num_fields)))
+
+
 def parquet_batches(path: Path, split: str | None = None) -> Iterator[ReadBatch]:
     try:
         parquet = pq.ParquetFile(path)
         check_unique_columns(parquet.schema_arrow.names, str(path))
-        for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
-            yield ReadBatch(pa.Table.from_batches([batch]), split=split)
+        # Each row group has its own dictionaries, and pyarrow cannot put a list of dictionary
+        # text from two groups in one batch ("Nested data conversions not implemented for
+        # chunked array outputs"): such a file is read group by group.
+        by_group = any(_dictionary_below(f.type) for f in parquet.schema_arrow)
+        for groups in ([[g] for g in range(parquet.num_row_groups)] if by_group else [None]):
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=groups):
+                yield ReadBatch(pa.Table.from_batches([batch]), split=split)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(f"cannot read source {path}: {exc}") from exc
 
