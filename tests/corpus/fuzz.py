@@ -384,3 +384,63 @@ def has_lone_surrogate(value: Any) -> bool:
 
 def is_finite_json(value: Any) -> bool:
     return not (isinstance(value, float) and not math.isfinite(value))
+
+
+# ------------------------------------------------------------------------------ ForecastBench
+_FB_SOURCES = ("manifold", "metaculus", "polymarket", "acled", "fred", "wikipedia", "infer")
+
+
+def _fb_question(rng: random.Random, i: int) -> Any:
+    question: dict[str, Any] = {
+        "id": f"q{i:05d}",
+        "source": rng.choice(_FB_SOURCES),
+        "question": f"Will the {_word(rng)} #{i} rise by {{resolution_date}} from {{forecast_due_date}}?",
+        "background": f"Background of {i}.",
+        "resolution_criteria": "Resolves by the market.",
+        "freeze_datetime_value": str(rng.random()),
+    }
+    if rng.random() < 0.3:
+        key = rng.choice(("id", "source", "question", "background", "freeze_datetime_value"))
+        question[key] = rng.choice(
+            (_wrong_type(rng), "", "x" * HUGE if rng.random() < 0.01 else "long " * 50, "bad" + LONE_SURROGATE, "nul\x00", "inf", "nan", "1e309", _text_variant(rng, "text"))
+        )
+    return question if rng.random() > 0.01 else rng.choice((None, "not an object", [1, 2], 7))
+
+
+def _fb_resolution(rng: random.Random, questions: list[Any], due: dt.date) -> Any:
+    question = rng.choice(questions)
+    question = question if isinstance(question, dict) else {}
+    resolution: dict[str, Any] = {
+        "id": question.get("id"),
+        "source": question.get("source"),
+        "direction": None,
+        "resolution_date": (due + dt.timedelta(days=rng.choice((7, 30, 90, 180)))).isoformat(),
+        "resolved_to": rng.choice((0, 1, 0.0, 1.0)),
+        "resolved": True,
+    }
+    roll = rng.random()
+    if roll < 0.05:
+        resolution["id"], resolution["direction"] = [question.get("id"), "q00001"], [1, -1]
+    elif roll < 0.40:
+        key = rng.choice(("id", "source", "resolution_date", "resolved_to", "resolved", "direction"))
+        resolution[key] = rng.choice(
+            (_wrong_type(rng), "", "1", 0.5, 2, True, "2024-02-30", *YEAR_ZERO, "later" + LONE_SURROGATE, _hostile_end_time(rng, {}), {"source": "manifold"}, ["manifold"])
+        )
+    elif roll < 0.42:
+        return rng.choice((None, "not an object", [resolution], 3.5))
+    return resolution
+
+
+def forecastbench_sets(seed: int = SEED, n: int = N_ROWS) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(question set, resolution set) in ForecastBench's layout: ``n`` resolution entries
+    over ``n // 10`` questions, about a third of each hostile, some questions repeated."""
+    rng = random.Random(seed + 2)
+    due = dt.date(2025, 10, 26)
+    questions = [_fb_question(rng, i) for i in range(max(n // 10, 2))]
+    questions += [rng.choice(questions) for _ in range(len(questions) // 50)]
+    resolutions = [_fb_resolution(rng, questions, due) for _ in range(n)]
+    name = f"{due.isoformat()}-llm.json"
+    return (
+        {"forecast_due_date": due.isoformat(), "question_set": name, "questions": questions},
+        {"forecast_due_date": due.isoformat(), "question_set": name, "resolutions": resolutions},
+    )

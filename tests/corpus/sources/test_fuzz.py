@@ -243,3 +243,15 @@ def test_every_arrow_type_in_every_field_is_read_or_flagged_per_row(tmp_path, se
             assert report["rows_in"] == report["rows_out"] + report["rows_quarantined"] + report["duplicates_collapsed"]
             assert set(result.quarantine.column("rule").to_pylist()) <= set(RULES)
             assert validate_questions(result.questions) == [], (field, kind)
+
+
+# ------------------------------------------------------------------------------ ForecastBench
+def test_forecastbench_fuzz_builds_without_losing_a_row(tmp_path):
+    question_set, resolution_set = fuzz.forecastbench_sets()
+    root = tmp_path / "fb"
+    (root / "question_sets").mkdir(parents=True)
+    (root / "resolution_sets").mkdir()
+    (root / "question_sets" / question_set["question_set"]).write_text(json.dumps(question_set))
+    (root / "resolution_sets" / "2025-10-26_resolution_set.json").write_text(json.dumps(resolution_set))
+    report = built(f"forecastbench:{root}", tmp_path / "out", len(resolution_set["resolutions"]))
+    assert report["rows_out"] > 100 and report["rows_quarantined"] > 1_000
