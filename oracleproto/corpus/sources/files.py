@@ -26,7 +26,7 @@ from oracleproto.corpus.sources.batches import (
     raw_batches,
     sliced,
 )
-from oracleproto.corpus.sources.registry import SourceData, register_source
+from oracleproto.corpus.sources.registry import SourceData, one_line, register_source
 from oracleproto.corpus.sources.values import reasons_array, table_from_records
 from oracleproto.errors import InputError
 from oracleproto.io import sha256_file
@@ -64,7 +64,7 @@ def parquet_batches(path: Path, split: str | None = None) -> Iterator[ReadBatch]
             for batch in parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=groups):
                 yield ReadBatch(pa.Table.from_batches([batch]), split=split)
     except (OSError, pa.ArrowException) as exc:
-        raise InputError(f"cannot read source {path}: {exc}") from exc
+        raise InputError(f"cannot read source {path}: {one_line(exc)}") from exc
 
 
 # ------------------------------------------------------------------------------- JSON lines
@@ -120,7 +120,7 @@ def _csv_header(path: Path) -> list[str]:
             lines = (line.removeprefix(_UTF8_BOM).decode("utf-8") if n == 0 else line.decode("utf-8") for n, line in enumerate(fh))
             header = next(csv.reader(lines), None)
     except (UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"cannot read source {path}: the header row is not readable CSV text ({exc})") from exc
+        raise InputError(f"cannot read source {path}: the header row is not readable CSV text ({one_line(exc)})") from exc
     if not header:
         raise InputError(f"cannot read source {path}: it is empty (no header row)")
     check_unique_columns(header, str(path))
@@ -166,7 +166,7 @@ def csv_batch(path: Path, split: str | None = None) -> ReadBatch:
             # A cell larger than a block (1 MiB by default): read the file as one block.
             table, misshapen = _read_csv_bytes(path, header, min(path.stat().st_size + 1, _MAX_BLOCK))
     except (OSError, pa.ArrowException) as exc:
-        raise InputError(f"cannot read source {path}: {exc}") from exc
+        raise InputError(f"cannot read source {path}: {one_line(exc)}") from exc
     table = pa.Table.from_arrays([_as_text_where_valid(c) for c in table.columns], names=table.column_names)
     reasons = None
     if misshapen:

@@ -255,3 +255,18 @@ def test_forecastbench_fuzz_builds_without_losing_a_row(tmp_path):
     (root / "resolution_sets" / "2025-10-26_resolution_set.json").write_text(json.dumps(resolution_set))
     report = built(f"forecastbench:{root}", tmp_path / "out", len(resolution_set["resolutions"]))
     assert report["rows_out"] > 100 and report["rows_quarantined"] > 1_000
+
+
+# ------------------------------------------------------------------------------ damaged files
+@pytest.mark.parametrize("writer", ["jsonl", "csv-module", "pandas-csv", "pyarrow-string", "sqlite-paper"])
+@pytest.mark.parametrize("damage", ["truncated", "garbage-tail", "garbage"])
+def test_a_damaged_file_is_one_error_or_rows_with_reasons(tmp_path, seven, writer, damage):
+    """A file cut short or overwritten (a failed copy, a disk error): one ``error:`` line
+    when nothing can be read, else a build that loses no row it could read."""
+    write, scheme, name = SEVEN_WRITERS[writer]
+    path = tmp_path / name
+    write(seven[:500], path)
+    data = path.read_bytes()
+    cut = {"truncated": data[: len(data) // 2], "garbage-tail": data[: len(data) // 2] + bytes(range(256)) * 4, "garbage": bytes(range(256)) * 64}
+    path.write_bytes(cut[damage])
+    build_outcome(f"{scheme}:{path}", tmp_path / "out")
