@@ -117,9 +117,31 @@ def _originals(raw_path: Path, source_rows: pa.Array) -> dict[int, dict[str, Any
     for index in range(parquet.num_row_groups):
         group = parquet.read_row_group(index, columns=["source_row", "original"])
         mask = pc.is_in(group.column("source_row"), value_set=wanted)
-        for rec in group.filter(mask).to_pylist():
+        for rec in _python_records(group.filter(mask)):
             found[rec["source_row"]] = rec["original"]
     return found
+
+
+def _temporal_as_text(typ: pa.DataType) -> pa.DataType:
+    """``typ`` with every date, time, timestamp and duration inside it as text."""
+    if pa.types.is_temporal(typ):
+        return pa.string()
+    if pa.types.is_struct(typ):
+        return pa.struct([field.with_type(_temporal_as_text(field.type)) for field in typ])
+    if pa.types.is_map(typ):
+        return pa.map_(_temporal_as_text(typ.key_type), _temporal_as_text(typ.item_type))
+    if pa.types.is_list(typ):
+        return pa.list_(typ.value_field.with_type(_temporal_as_text(typ.value_type)))
+    return typ
+
+
+def _python_records(table: pa.Table) -> list[dict[str, Any]]:
+    """Rows as Python values; a date or time no Python value holds (year 0, year 300000, a
+    timestamp past 9999) as the text Arrow writes for it, so its record is still kept."""
+    try:
+        return table.to_pylist()
+    except (OverflowError, ValueError):
+        return table.cast(pa.schema([field.with_type(_temporal_as_text(field.type)) for field in table.schema])).to_pylist()
 
 
 def audit_config(params: Params) -> AuditConfig:

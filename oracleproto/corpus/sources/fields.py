@@ -80,14 +80,52 @@ def text_field(values: pa.Array | pa.ChunkedArray, name: str) -> tuple[pa.Array,
         return _decode_utf8(values, name)
     if pa.types.is_null(typ):
         return pa.nulls(len(values), TEXT), None
-    if pa.types.is_timestamp(typ):
-        values = pc.cast(values, pa.date32())
-        typ = values.type
-    if pa.types.is_date(typ):
-        return pc.strftime(values, "%Y-%m-%d"), None
-    if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_decimal(typ):
+    if pa.types.is_timestamp(typ) or pa.types.is_date(typ):
+        dates, reasons = _calendar_dates(values, name)
+        return pc.strftime(dates, "%Y-%m-%d"), reasons
+    if pa.types.is_floating(typ):
+        return _float_text(values, name)
+    if pa.types.is_integer(typ) or pa.types.is_decimal(typ):
         return pc.cast(values, TEXT), None
     return pa.nulls(len(values), TEXT), _unusable(values, f"{name} is {_kind(typ)}, not text")
+
+
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+# Seconds since 1970 of 0001-01-02 and 9999-12-30 (a day inside the years 1-9999, so a time
+# zone cannot push a value out): no calendar date text lies outside them.
+_FIRST_SECOND, _LAST_SECOND = -62_135_510_400, 253_402_128_000
+
+
+def _calendar_dates(values: pa.Array, name: str) -> tuple[pa.Array, pa.Array | None]:
+    """Dates and timestamps (local date where a time zone is given) as date32. A timestamp
+    or date64 outside the years 1-9999 is null with a reason: Arrow's cast would wrap it
+    round to some other date."""
+    if pa.types.is_date32(values.type):
+        return values, None
+    if pa.types.is_date64(values.type):  # milliseconds, maybe not at midnight: a timestamp
+        values = values.cast(pa.int64()).cast(pa.timestamp("ms"))
+    typ = values.type
+    per_second = _PER_SECOND[typ.unit]
+    first, last = _FIRST_SECOND * per_second, _LAST_SECOND * per_second
+    if per_second == 1_000_000_000:  # int64 nanoseconds span only the years 1677-2262
+        return pc.cast(values, pa.date32()), None
+    counts = values.cast(pa.int64())
+    outside = pc.or_(pc.less(counts, first), pc.greater(counts, last))
+    if not pc.any(outside).as_py():
+        return pc.cast(values, pa.date32()), None
+    inside = pc.if_else(outside, pa.scalar(None, typ), values)
+    reasons = pc.if_else(outside, pa.scalar(f"{name} is a date outside the years 1-9999", TEXT), pa.scalar(None, TEXT))
+    return pc.cast(inside, pa.date32()), reasons
+
+
+def _float_text(values: pa.Array, name: str) -> tuple[pa.Array, pa.Array | None]:
+    """Floats as their decimal text; NaN is missing (pandas' missing value, as in
+    ``integer_field``); an infinity is no value a text field takes, and is flagged."""
+    values = values.cast(pa.float64())
+    infinite = pc.and_(pc.invert(pc.is_finite(values)), pc.invert(pc.is_nan(values)))
+    finite = pc.if_else(pc.is_finite(values), values, pa.scalar(None, pa.float64()))
+    reasons = pc.if_else(infinite, pa.scalar(f"{name} is not a finite number", TEXT), pa.scalar(None, TEXT))
+    return pc.cast(finite, TEXT), reasons if pc.any(infinite).as_py() else None
 
 
 def integer_field(values: pa.Array | pa.ChunkedArray, name: str) -> tuple[pa.Array, pa.Array | None]:
@@ -101,6 +139,8 @@ def integer_field(values: pa.Array | pa.ChunkedArray, name: str) -> tuple[pa.Arr
         except pa.ArrowInvalid:  # uint64 beyond int64
             return pa.nulls(len(values), INTEGER), _unusable(values, f"{name} is out of the integer range")
     if pa.types.is_floating(typ):
+        typ = pa.float64()  # half floats have no arithmetic kernels
+        values = values.cast(typ)
         values = pc.if_else(pc.is_nan(values), pa.scalar(None, typ), values)
         integral = pc.and_(pc.equal(pc.floor(values), values), pc.less_equal(pc.abs(values), 2.0**62))
         reasons = pc.if_else(pc.invert(integral), pa.scalar(f"{name} is not an integer", TEXT), pa.scalar(None, TEXT))
@@ -133,6 +173,10 @@ def _parse_list_text(text: str | None) -> tuple[list[str] | None, str | None]:
             return None, f"options is not a JSON array ({reason})"
     if not isinstance(parsed, list) or not all(isinstance(x, str) for x in parsed):
         return None, "options is not a JSON array of strings"
+    try:
+        "".join(parsed).encode("utf-8")
+    except UnicodeEncodeError:  # JSON may escape a lone surrogate ("\\ud800"); UTF-8 cannot hold one
+        return None, "options holds a label that is not valid Unicode text"
     return parsed, None
 
 

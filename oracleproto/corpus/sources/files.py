@@ -26,7 +26,7 @@ from oracleproto.corpus.sources.batches import (
     raw_batches,
     sliced,
 )
-from oracleproto.corpus.sources.registry import SourceData, register_source
+from oracleproto.corpus.sources.registry import SourceData, one_line, register_source
 from oracleproto.corpus.sources.values import reasons_array, table_from_records
 from oracleproto.errors import InputError
 from oracleproto.io import sha256_file
@@ -47,14 +47,24 @@ def _check_file(path: str) -> Path:
 
 
 # ------------------------------------------------------------------------------- parquet
+def _dictionary_below(typ: pa.DataType) -> bool:
+    """Whether a dictionary type sits inside ``typ`` (a list or struct of dictionary text)."""
+    return any(pa.types.is_dictionary(child) or _dictionary_below(child) for child in (typ.field(i).type for i in range(typ.num_fields)))
+
+
 def parquet_batches(path: Path, split: str | None = None) -> Iterator[ReadBatch]:
     try:
         parquet = pq.ParquetFile(path)
         check_unique_columns(parquet.schema_arrow.names, str(path))
-        for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
-            yield ReadBatch(pa.Table.from_batches([batch]), split=split)
+        # Each row group has its own dictionaries, and pyarrow cannot put a list of dictionary
+        # text from two groups in one batch ("Nested data conversions not implemented for
+        # chunked array outputs"): such a file is read group by group.
+        by_group = any(_dictionary_below(f.type) for f in parquet.schema_arrow)
+        for groups in ([[g] for g in range(parquet.num_row_groups)] if by_group else [None]):
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=groups):
+                yield ReadBatch(pa.Table.from_batches([batch]), split=split)
     except (OSError, pa.ArrowException) as exc:
-        raise InputError(f"cannot read source {path}: {exc}") from exc
+        raise InputError(f"cannot read source {path}: {one_line(exc)}") from exc
 
 
 # ------------------------------------------------------------------------------- JSON lines
@@ -110,7 +120,7 @@ def _csv_header(path: Path) -> list[str]:
             lines = (line.removeprefix(_UTF8_BOM).decode("utf-8") if n == 0 else line.decode("utf-8") for n, line in enumerate(fh))
             header = next(csv.reader(lines), None)
     except (UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"cannot read source {path}: the header row is not readable CSV text ({exc})") from exc
+        raise InputError(f"cannot read source {path}: the header row is not readable CSV text ({one_line(exc)})") from exc
     if not header:
         raise InputError(f"cannot read source {path}: it is empty (no header row)")
     check_unique_columns(header, str(path))
@@ -156,7 +166,7 @@ def csv_batch(path: Path, split: str | None = None) -> ReadBatch:
             # A cell larger than a block (1 MiB by default): read the file as one block.
             table, misshapen = _read_csv_bytes(path, header, min(path.stat().st_size + 1, _MAX_BLOCK))
     except (OSError, pa.ArrowException) as exc:
-        raise InputError(f"cannot read source {path}: {exc}") from exc
+        raise InputError(f"cannot read source {path}: {one_line(exc)}") from exc
     table = pa.Table.from_arrays([_as_text_where_valid(c) for c in table.columns], names=table.column_names)
     reasons = None
     if misshapen:

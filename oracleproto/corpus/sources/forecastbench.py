@@ -68,8 +68,9 @@ def _question_index(questions: list[Any]) -> dict[tuple[str, str], dict[str, Any
 
 def stable_id(source: Any, question_id: Any, resolution_date: Any) -> str:
     """The question id of one (source, id, resolution date) pair: 24 hex digits of sha256."""
-    key = json.dumps(["forecastbench", source, question_id, resolution_date], ensure_ascii=False)
-    return hashlib.sha256(key.encode()).hexdigest()[:_ID_LENGTH]
+    key = json.dumps(["forecastbench", source, question_id, resolution_date], ensure_ascii=False, default=str)
+    # surrogatepass: a lone surrogate (JSON may escape one) still hashes; valid text as UTF-8.
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:_ID_LENGTH]
 
 
 def _problem(resolution: dict[str, Any], question: dict[str, Any] | None) -> str | None:
@@ -86,7 +87,22 @@ def _problem(resolution: dict[str, Any], question: dict[str, Any] | None) -> str
         return f"resolved_to {outcome!r} is not an outcome of 0 or 1"
     if not isinstance(question.get("question"), str) or not isinstance(resolution.get("resolution_date"), str):
         return "question text or resolution date is not text"
+    texts = (question.get(key) for key in ("question", "background", "resolution_criteria"))
+    if not all(_valid_unicode(text) for text in (*texts, resolution["resolution_date"])):
+        return "question text, background, resolution criteria or resolution date is not valid Unicode text"
     return None
+
+
+def _valid_unicode(text: Any) -> bool:
+    """Text UTF-8 can hold (JSON may escape a lone surrogate, "\\ud800"); a non-text value is
+    judged where it is used."""
+    if not isinstance(text, str):
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _filled(text: Any, due_date: str, resolution_date: str) -> str | None:
@@ -108,8 +124,10 @@ def _crowd_probability(question: dict[str, Any]) -> float | None:
 def _row(resolution: dict[str, Any], question: dict[str, Any] | None, due_date: str) -> dict[str, Any]:
     """One raw row's fields (null where the pair is not a resolved yes/no question)."""
     row: dict[str, Any] = {"id": stable_id(resolution.get("source"), resolution.get("id"), resolution.get("resolution_date"))}
-    row["parse_error"] = _problem(resolution, question)
-    if row["parse_error"] is None:
+    problem = _problem(resolution, question)
+    # A problem quoting a value quotes it as UTF-8 can hold (a lone surrogate escaped).
+    row["parse_error"] = None if problem is None else problem.encode("utf-8", "backslashreplace").decode("utf-8")
+    if problem is None:
         date = resolution["resolution_date"]
         row.update(
             choice_type="single",
@@ -146,8 +164,8 @@ def _resolution_set(path: Path, question_dir: Path, where: str) -> tuple[list[di
             rows.append({"parse_error": f"a resolution entry of {path.name} is not an object"})
             originals.append({"question_set": set_name, "forecast_due_date": due_date})
             continue
-        qid = resolution.get("id")
-        question = questions.get((resolution.get("source"), qid)) if isinstance(qid, str) else None
+        qid, source = resolution.get("id"), resolution.get("source")
+        question = questions.get((source, qid)) if isinstance(qid, str) and isinstance(source, str) else None
         rows.append(_row(resolution, question, due_date))
         originals.append(_original(resolution, question, set_name, due_date))
     return rows, originals, question_path

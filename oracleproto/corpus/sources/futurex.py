@@ -60,6 +60,7 @@ NO_BLOCK = "prompt has no 'The event to be predicted: \"… (resolved around …
 UNCLOSED_BLOCK = "the quoted event block does not end with a closing quote and the IMPORTANT instructions"
 STRAY_LINE = "the quoted event block has a line that is not '<letter>. <label>'"
 LETTERS_OUT_OF_ORDER = "option letters are not consecutive from A"
+REPEATED_MARK = "the event line says ' (resolved around ' more than once: where the event ends cannot be told"
 
 
 def render_prompt(event: str, options: Sequence[str], end_time: str | dt.date, question_type: str) -> str:
@@ -151,9 +152,10 @@ def _quoted_block(text: pa.Array) -> tuple[pa.Array, pa.Array, np.ndarray, np.nd
     return event, block, has_block, closed
 
 
-def _option_lists(block: pa.Array) -> tuple[pa.ListArray, np.ndarray, np.ndarray]:
+def _option_lists(block: pa.Array) -> tuple[pa.ListArray, np.ndarray, np.ndarray, np.ndarray]:
     """From each block (closing quote removed): the options of its lettered lines, whether
-    it has a line that is neither blank nor lettered, and whether the letters run A, B, C…
+    it has a line that is neither blank nor lettered, whether the letters run A, B, C…, and
+    whether the event line holds the "(resolved around" marker twice
 
     The block's first line is the "(resolved around …)" rest of the event line."""
     n = len(block)
@@ -165,6 +167,11 @@ def _option_lists(block: pa.Array) -> tuple[pa.ListArray, np.ndarray, np.ndarray
     lettered = _np(pc.match_substring_regex(flat, _OPTION_LINE)) & ~first_line
     stray = np.zeros(n, dtype=bool)
     stray[parents[~first_line & ~blank & ~lettered]] = True
+    # The event line's rest must hold the marker once: a second one means the event itself
+    # says " (resolved around ", and where it ends cannot be told.
+    first_rest = flat.filter(pa.array(first_line))
+    repeated = np.zeros(n, dtype=bool)
+    repeated[parents[first_line][_np(pc.count_substring(first_rest, _RESOLVED_MARK.strip())) > 1]] = True
     candidate = np.flatnonzero(lettered)
     # Lettered lines are "<letter>.<whitespace><label>": slice, no regex.
     option_lines = flat.take(pa.array(candidate))
@@ -178,7 +185,7 @@ def _option_lists(block: pa.Array) -> tuple[pa.ListArray, np.ndarray, np.ndarray
     out_of_order = _single_byte_codes(pc.utf8_slice_codeunits(option_lines, 0, 1)) != (rank + ord("A"))
     ordered = np.ones(n, dtype=bool)
     ordered[kept_parents[out_of_order]] = False
-    return options, stray, ordered
+    return options, stray, ordered, repeated
 
 
 def _ground_truth_lists(ground_truth: pa.Array) -> pa.ListArray:
@@ -247,7 +254,7 @@ def parse_futurex(batch: pa.Table, first_row: int = 0) -> pa.Table:
     fields, field_reasons = source_fields(batch, _COERCIONS, required=_REQUIRED)
     text = _or_empty(fields["prompt"])
     event, block, has_block, closed = _quoted_block(text)
-    options, stray, ordered = _option_lists(block)
+    options, stray, ordered, repeated = _option_lists(block)
     yes_no = pc.equal(pc.list_value_length(options), 0).to_numpy(zero_copy_only=False)
     gt = _ground_truth_lists(fields["ground_truth"])
     answer, gt_error = _gold_letters(gt, options)
@@ -255,7 +262,12 @@ def parse_futurex(batch: pa.Table, first_row: int = 0) -> pa.Table:
     options = pc.if_else(pa.array(yes_no), yes_no_options, options)
     question_type = pa.array(np.where(yes_no, "yes_no", None).tolist(), pa.string())
     block_defect = _first_defect(
-        n, (~has_block, NO_BLOCK), (~closed, UNCLOSED_BLOCK), (stray, STRAY_LINE), (~ordered, LETTERS_OUT_OF_ORDER)
+        n,
+        (~has_block, NO_BLOCK),
+        (~closed, UNCLOSED_BLOCK),
+        (repeated, REPEATED_MARK),
+        (stray, STRAY_LINE),
+        (~ordered, LETTERS_OUT_OF_ORDER),
     )
     return raw_table(
         source_row=np.arange(first_row, first_row + n, dtype=np.int64),

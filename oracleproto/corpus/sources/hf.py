@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from oracleproto.corpus.sources.batches import BATCH_ROWS, raw_batches
 from oracleproto.corpus.sources.files import file_batches
-from oracleproto.corpus.sources.registry import SourceData, register_source
+from oracleproto.corpus.sources.registry import SourceData, one_line, register_source
 from oracleproto.errors import InputError
 from oracleproto.io import sha256_file
 
@@ -135,7 +135,7 @@ def _raw_rows(layout: dict[str, list[Path]], where: str) -> pa.Table:
     try:
         return pa.concat_tables(tables, promote_options="permissive")
     except pa.ArrowException as exc:
-        raise InputError(f"cannot read source {where}: its files disagree on column types ({exc})") from exc
+        raise InputError(f"cannot read source {where}: its files disagree on column types ({one_line(exc)})") from exc
 
 
 @register_source("hf")

@@ -43,6 +43,13 @@ def source_schemes() -> list[str]:
     return sorted(_READERS)
 
 
+def one_line(exc: BaseException | str, limit: int = 300) -> str:
+    """An error's text as one printable line: a parser may quote the bytes it choked on
+    (newlines, NULs), and an ``error:`` line must stay one line."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(exc).strip())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def split_uri(uri: str) -> tuple[str, str]:
     scheme, sep, arg = uri.partition(":")
     if not sep:

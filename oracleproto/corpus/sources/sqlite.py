@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.corpus.sources.batches import ReadBatch, raw_batches, sliced
-from oracleproto.corpus.sources.registry import SourceData, register_source
+from oracleproto.corpus.sources.registry import SourceData, one_line, register_source
 from oracleproto.corpus.sources.values import reasons_array, table_from_records
 from oracleproto.errors import InputError
 from oracleproto.io import sha256_file
@@ -87,7 +87,7 @@ def _read(path: Path, table_option: str | None, where: str) -> tuple[ReadBatch, 
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
-        raise InputError(f"cannot read source {where}: {exc}") from exc
+        raise InputError(f"cannot read source {where}: {one_line(exc)}") from exc
     table, reasons = table_from_records(records)
     return ReadBatch(table, reasons_array(reasons, table.num_rows)), features
 

@@ -10,6 +10,7 @@ that row alone is quarantined, never the whole source.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,8 +62,8 @@ def column_from_values(name: str, values: Sequence[Any]) -> tuple[pa.Array, dict
     texts: list[str | None] = []
     reasons: dict[int, str] = {}
     for row, value in enumerate(values):
-        if value is None:
-            texts.append(None)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            texts.append(None)  # JSON's NaN is missing, as in a float column
             continue
         text, valid = _as_text(value)
         texts.append(text)
@@ -72,6 +73,8 @@ def column_from_values(name: str, values: Sequence[Any]) -> tuple[pa.Array, dict
             reasons[row] = f"{name} is not valid Unicode text"
         elif isinstance(value, bool) or not isinstance(value, accepted):
             reasons[row] = f"{name} is {_kind_name(value)}, not {expected}"
+        elif isinstance(value, float) and math.isinf(value):
+            reasons[row] = f"{name} is not a finite number"
     return pa.array(texts, pa.string()), reasons
 
 

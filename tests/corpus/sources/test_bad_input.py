@@ -174,3 +174,68 @@ def test_a_lone_surrogate_is_flagged_and_kept_escaped(tmp_path):
     table, _ = read_raw(f"jsonl:{path}")
     assert reasons(table) == ["event is not valid Unicode text", None]
     assert table.column("original").to_pylist()[1]["note"] == '"\\udc00"'
+
+
+# ------------------------------------------------------------------------- found by the fuzz (test_fuzz.py)
+def test_options_json_text_with_an_escaped_lone_surrogate_is_flagged(tmp_path):
+    other = {**SEVEN[1], "id": "q3"}
+    path = _jsonl(tmp_path, [LINE, json.dumps({**other, "options": '["x", "\\ud800"]'}) + "\n"])
+    table, _ = read_raw(f"jsonl:{path}")
+    assert reasons(table) == [None, "options holds a label that is not valid Unicode text"]
+
+
+def test_nan_is_missing_and_infinity_is_flagged_where_text_belongs(tmp_path):
+    """JSON's NaN (and a float column's NaN, pandas' missing value) is no value; an infinity
+    is no text. Neither becomes the text "NaN" or "inf"."""
+    rows = [{**SEVEN[0], "id": f"q{i}", "event": value} for i, value in enumerate([float("nan"), float("inf"), "Will A?"])]
+    path = write_jsonl(tmp_path / "n.jsonl", [{**r, "event": r["event"]} for r in rows])
+    table, _ = read_raw(f"jsonl:{path}")
+    assert table.column("event").to_pylist()[0] is None and table.column("event").to_pylist()[2] == "Will A?"
+    assert reasons(table) == [None, "event is not a finite number", None]
+    floats = pa.table({**{k: [v] * 3 for k, v in SEVEN[0].items() if k != "event"}, "event": pa.array([float("nan"), float("inf"), 2.5])})
+    pq.write_table(floats, tmp_path / "f.parquet")
+    table, _ = read_raw(f"parquet:{tmp_path / 'f.parquet'}")
+    assert table.column("event").to_pylist() == [None, None, "2.5"]
+    assert reasons(table) == [None, "event is not a finite number", None]
+
+
+def test_timestamps_outside_the_calendar_years_are_flagged_not_wrapped(tmp_path):
+    """Arrow's cast wraps a timestamp past the year 9999 round to some other date."""
+    seconds = pa.array([1_700_000_000, 2**52, -(2**52), None], pa.int64())
+    columns = {k: [v] * 4 for k, v in SEVEN[0].items() if k != "end_time"}
+    for typ in (pa.timestamp("s"), pa.timestamp("ms", tz="Asia/Shanghai")):
+        values = seconds.cast(pa.timestamp("s")).cast(typ) if typ.unit == "s" else pa.array([1_700_000_000_000, 2**62, -(2**62), None], pa.int64()).cast(typ)
+        pq.write_table(pa.table({**columns, "end_time": values}), tmp_path / "t.parquet")
+        table, _ = read_raw(f"parquet:{tmp_path / 't.parquet'}")
+        assert table.column("end_time").to_pylist() == [("2023-11-14" if typ.unit == "s" else "2023-11-15"), None, None, None]
+        assert reasons(table) == [None, "end_time is a date outside the years 1-9999", "end_time is a date outside the years 1-9999", None]
+
+
+def test_a_half_float_level_is_read(tmp_path):
+    level = pa.array([1.0, 2.5, float("nan")], pa.float64()).cast(pa.float16())
+    pq.write_table(pa.table({**{k: [v] * 3 for k, v in SEVEN[0].items()}, "level": level}), tmp_path / "h.parquet")
+    table, _ = read_raw(f"parquet:{tmp_path / 'h.parquet'}")
+    assert table.column("level").to_pylist() == [1, None, None]
+    assert reasons(table) == [None, "level is not an integer", None]
+
+
+def test_options_as_dictionary_text_over_several_row_groups(tmp_path):
+    """Each row group has its own dictionary; pyarrow cannot join a list of them in one batch."""
+    rows = [{**SEVEN[1], "id": f"q{i}", "event": f"Which {i}?", "options": [f"x{i}", f"y{i}", f"z{i}"]} for i in range(40)]
+    table = pa.Table.from_pylist(rows)
+    options = table.column("options").cast(pa.list_(pa.dictionary(pa.int32(), pa.string())))
+    pq.write_table(table.set_column(table.schema.get_field_index("options"), "options", options), tmp_path / "d.parquet", row_group_size=10)
+    raw, _ = read_raw(f"parquet:{tmp_path / 'd.parquet'}")
+    assert raw.column("options").to_pylist() == [r["options"] for r in rows]
+
+
+def test_a_quarantined_record_with_a_date_python_cannot_hold_keeps_it_as_text(tmp_path):
+    days = pa.array([19_800, -800_000], pa.int32()).cast(pa.date32())  # 2024-03-18 and the year -221
+    rows = {k: [v, v] for k, v in SEVEN[0].items()}
+    rows["id"] = ["q1", "q2"]
+    rows["answer"] = ["A", "Q"]  # the second row is quarantined, its original record kept
+    pq.write_table(pa.table({**rows, "noted_on": days}), tmp_path / "y.parquet")
+    report, quarantine = _ingest_and_audit(f"parquet:{tmp_path / 'y.parquet'}", tmp_path / "out")
+    assert report["rows_out"] == 1 and [q["source_row"] for q in quarantine] == [1]
+    raw = json.loads(read_parquet(tmp_path / "out" / QUARANTINE).column("raw").to_pylist()[0])
+    assert raw["noted_on"] == "-0221-09-04"

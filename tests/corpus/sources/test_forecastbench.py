@@ -107,3 +107,31 @@ def test_the_real_sets(forecastbench_dir, tmp_path, project_root):
     questions = read_parquet(tmp_path / "questions.parquet")
     assert set(questions.column("question_type").to_pylist()) == {"yes_no"}
     assert not any("{resolution_date}" in e or "{forecast_due_date}" in e for e in questions.column("event").to_pylist())
+
+
+def test_lone_surrogates_and_non_text_sources_are_rows_with_reasons(tmp_path):
+    """JSON may escape a lone surrogate ("\\ud800"), which UTF-8 cannot hold; a source may be
+    an object. Each is its row's problem, never the read's."""
+    (tmp_path / "question_sets").mkdir()
+    (tmp_path / "resolution_sets").mkdir()
+    bad_text = {**MARKET_Q, "id": "sur", "question": "Will \ud800 happen?"}
+    questions = {"forecast_due_date": "2025-01-05", "question_set": "q.json", "questions": [MARKET_Q, bad_text]}
+    (tmp_path / "question_sets" / "q.json").write_text(json.dumps(questions))
+    resolutions = {"forecast_due_date": "2025-01-05", "question_set": "q.json", "resolutions": [
+        _resolution("mkt1", "manifold", "2025-04-01", 1.0),
+        _resolution("sur", "manifold", "2025-04-01", 1.0),
+        _resolution("mkt1", "manifold", "2025-04-\udc00", 1.0),
+        _resolution("gone\ud800", "manifold", "2025-04-01", 1.0),
+        _resolution("mkt1", {"source": "manifold"}, "2025-04-01", 1.0),
+    ]}
+    (tmp_path / "resolution_sets" / "r.json").write_text(json.dumps(resolutions))
+    table, _ = read_raw(f"forecastbench:{tmp_path}")
+    not_unicode = "question text, background, resolution criteria or resolution date is not valid Unicode text"
+    assert reasons(table) == [
+        None,
+        not_unicode,
+        not_unicode,
+        "question manifold/gone\\ud800 is not in its question set",
+        "question {'source': 'manifold'}/mkt1 is not in its question set",
+    ]
+    assert len(set(table.column("id").to_pylist())) == 5

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from oracleproto.corpus.sources.futurex import (
     LETTERS_OUT_OF_ORDER,
+    REPEATED_MARK,
     STRAY_LINE,
     UNCLOSED_BLOCK,
     _slice_strings,
@@ -216,3 +217,11 @@ def test_a_truncated_prompt_is_never_read_as_a_question(question, cut):
 def test_render_prompt_is_what_the_perturbation_starts_from():
     prompt = render_prompt("E?", ["a", "b", "c"], "2025-01-02", "multiple_choice")
     assert '\nA.  the outcome be a\nB.  the outcome be b\nC.  the outcome be c"\nIMPORTANT' in prompt
+
+
+def test_an_event_that_says_resolved_around_is_not_cut_short():
+    """The event ends at " (resolved around": an event line holding it twice cannot be split
+    with certainty (it was read up to the first, dropping the rest of the event)."""
+    row = _row(0, '"Quoted" (resolved around soon) Will X happen?', ["a", "b"], "binary_named", "A")
+    (parsed,) = _parse([row])
+    assert parsed["parse_error"] == REPEATED_MARK
