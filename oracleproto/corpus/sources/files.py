@@ -9,8 +9,10 @@ its reason, which the audit quarantines.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -155,18 +157,38 @@ def _as_text_where_valid(column: pa.ChunkedArray) -> pa.ChunkedArray:
         return column
 
 
+def _read_csv_any_cell_size(path: Path, header: list[str]) -> tuple[pa.Table, list[str]]:
+    try:
+        return _read_csv_bytes(path, header, None)
+    except pa.ArrowInvalid as exc:
+        if "straddl" not in str(exc):
+            raise
+        # A cell larger than a block (1 MiB by default): read the file as one block.
+        return _read_csv_bytes(path, header, min(path.stat().st_size + 1, _MAX_BLOCK))
+
+
+@contextlib.contextmanager
+def _unraisable_into(found: list[BaseException]) -> Iterator[None]:
+    """Collect what pyarrow reports as "Exception ignored" (a traceback on stderr): its row
+    callback decodes a misshapen row as UTF-8 before our handler sees it, and a row that is
+    not UTF-8 raises there. The read then fails, and its error line says why."""
+    previous = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: found.append(unraisable.exc_value)
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
 def csv_batch(path: Path, split: str | None = None) -> ReadBatch:
     header = _csv_header(path)
+    ignored: list[BaseException] = []
     try:
-        try:
-            table, misshapen = _read_csv_bytes(path, header, None)
-        except pa.ArrowInvalid as exc:
-            if "straddl" not in str(exc):
-                raise
-            # A cell larger than a block (1 MiB by default): read the file as one block.
-            table, misshapen = _read_csv_bytes(path, header, min(path.stat().st_size + 1, _MAX_BLOCK))
+        with _unraisable_into(ignored):
+            table, misshapen = _read_csv_any_cell_size(path, header)
     except (OSError, pa.ArrowException) as exc:
-        raise InputError(f"cannot read source {path}: {one_line(exc)}") from exc
+        cause = f"; a row with the wrong number of fields is not UTF-8 text ({one_line(ignored[0])})" if ignored else ""
+        raise InputError(f"cannot read source {path}: {one_line(exc)}{cause}") from exc
     table = pa.Table.from_arrays([_as_text_where_valid(c) for c in table.columns], names=table.column_names)
     reasons = None
     if misshapen:

@@ -260,6 +260,7 @@ def test_forecastbench_fuzz_builds_without_losing_a_row(tmp_path):
 # ------------------------------------------------------------------------------ damaged files
 @pytest.mark.parametrize("writer", ["jsonl", "csv-module", "pandas-csv", "pyarrow-string", "sqlite-paper"])
 @pytest.mark.parametrize("damage", ["truncated", "garbage-tail", "garbage"])
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")  # no traceback on stderr either
 def test_a_damaged_file_is_one_error_or_rows_with_reasons(tmp_path, seven, writer, damage):
     """A file cut short or overwritten (a failed copy, a disk error): one ``error:`` line
     when nothing can be read, else a build that loses no row it could read."""
