@@ -56,7 +56,10 @@ _INSTRUCTIONS_MARK = "\nIMPORTANT"
 # RE2 finds this literal ≈3× faster than find_substring (it skips to each "\n"); same offsets.
 _INSTRUCTIONS_PATTERN = re.escape(_INSTRUCTIONS_MARK)
 _CLOSING_QUOTE = '"'
-_OPTION_LINE = r"^[A-Za-z\[\\\]^_`]\.\s"  # "<letter>." then whitespace (letters past Z as released)
+# An option line is "<letter>." then whitespace, the letters past Z as released: the letter
+# class [A-Za-z[\\]^_`] is the bytes 0x41-0x7A, the whitespace RE2's \s ([\t\n\f\r ]).
+_OPTION_LETTERS = (ord("A"), ord("z"))
+_OPTION_SPACE = np.isin(np.arange(256), [ord(c) for c in "\t\n\f\r "])
 _LABEL_PREFIX = "the outcome be "
 _GT_SPLIT_RE = r"""['"]\s*,\s*['"]"""
 _GT_STRIP_RE = r"""^\s*\[?\s*['"]?|['"]?\s*\]?\s*$"""
@@ -151,6 +154,21 @@ def _slice_strings(values: pa.Array, start: np.ndarray, length: np.ndarray) -> p
     return sliced.cast(pa.string())
 
 
+def _option_lines_mask(lines: pa.Array) -> np.ndarray:
+    """Per line: does it open "<letter>.<whitespace>"? (Three bytes read in place.)"""
+    n = len(lines)
+    data = lines.buffers()[2]
+    if n == 0 or data is None or data.size == 0:
+        return np.zeros(n, dtype=bool)
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32, count=n + 1, offset=lines.offset * 4).astype(np.int64)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    long_enough = offsets[1:] - offsets[:-1] >= 3
+    at = np.where(long_enough, offsets[:-1], 0)
+    head = [buf[np.minimum(at + k, len(buf) - 1)] for k in range(3)]
+    letter = (head[0] >= _OPTION_LETTERS[0]) & (head[0] <= _OPTION_LETTERS[1])
+    return long_enough & letter & (head[1] == ord(".")) & _OPTION_SPACE[head[2]]
+
+
 def _first_bytes(values: pa.Array) -> np.ndarray:
     """The first byte of each value of a string array whose values are all non-empty."""
     if len(values) == 0:
@@ -208,7 +226,7 @@ def _option_lists(block: pa.Array) -> tuple[pa.ListArray, np.ndarray, np.ndarray
     parents = pc.list_parent_indices(lines).to_numpy()
     first_line = np.arange(len(flat)) == lines.offsets.to_numpy()[:-1][parents]
     blank = _np(pc.equal(pc.binary_length(flat), 0))
-    lettered = _np(pc.match_substring_regex(flat, _OPTION_LINE)) & ~first_line
+    lettered = _option_lines_mask(flat) & ~first_line
     stray = np.zeros(n, dtype=bool)
     stray[parents[~first_line & ~blank & ~lettered]] = True
     candidate = np.flatnonzero(lettered)
