@@ -92,7 +92,7 @@ def main():
     else:
         b.run_admit(out / b.QUESTIONS, admission_config(params), out)
 
-run_stage(main)
+run_stage(main, batched=stage == "ingest")  # as oracleproto/stages/<stage>.py call it
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"wall_s": time.perf_counter() - t0, "peak_rss_mib": rss, "audit": result or None}))
 """

@@ -56,3 +56,14 @@ def test_a_known_failure_is_one_line_and_its_exit_code(capsys):
         run_stage(main)
     assert exited.value.code == InputError.exit_code
     assert capsys.readouterr().err == "error: cannot read source x: no such file\n"
+
+
+def test_only_a_batched_stage_changes_the_allocator(monkeypatch):
+    import oracleproto.stages as stages
+
+    calls = []
+    monkeypatch.setattr(stages, "keep_freed_memory", lambda: calls.append("kept"))
+    stages.run_stage(lambda: None)
+    assert calls == []
+    stages.run_stage(lambda: None, batched=True)
+    assert calls == ["kept"]
