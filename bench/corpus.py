@@ -70,7 +70,8 @@ def generate(n: int, path: Path, seed: int = 0) -> None:
     pq.write_table(table, path, row_group_size=200_000)
 
 
-# One stage per process, as `dvc repro` runs them (python -m pipeline.<stage>).
+# One stage per process, as `dvc repro` runs them (python -m oracleproto.stages.<stage>: the
+# stage runner, then the library call).
 CHILD = """
 import json, resource, sys, time
 from pathlib import Path
@@ -78,17 +79,22 @@ t0 = time.perf_counter()
 from oracleproto.config import parse_params
 from oracleproto.corpus import build as b
 from oracleproto.corpus.admit import admission_config
+from oracleproto.stages import run_stage
 stage, src, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 params = parse_params(json.loads(sys.argv[4])).overridden({"ingest": {"source": "parquet:" + src}})
-result = None
-if stage == "ingest":
-    b.ingest(params.ingest, out)
-elif stage == "audit":
-    result = b.run_audit(out, b.audit_config(params), out)
-else:
-    b.run_admit(out / b.QUESTIONS, admission_config(params), out)
+result = {}
+
+def main():
+    if stage == "ingest":
+        b.ingest(params.ingest, out)
+    elif stage == "audit":
+        result.update(b.run_audit(out, b.audit_config(params), out))
+    else:
+        b.run_admit(out / b.QUESTIONS, admission_config(params), out)
+
+run_stage(main, batched=stage == "ingest")  # as oracleproto/stages/<stage>.py call it
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"wall_s": time.perf_counter() - t0, "peak_rss_mib": rss, "audit": result}))
+print(json.dumps({"wall_s": time.perf_counter() - t0, "peak_rss_mib": rss, "audit": result or None}))
 """
 
 

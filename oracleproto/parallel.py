@@ -9,6 +9,8 @@ stays streaming.
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -38,6 +40,52 @@ def ordered_map(fn: Callable[[In], Out], items: Iterable[In], workers: int | Non
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
+
+
+_DONE = object()
+
+
+def prefetched(items: Iterable[In], depth: int = 2) -> Iterator[In]:
+    """``items`` read ahead on a thread of their own (at most ``depth`` waiting), in order.
+
+    For a source whose reading releases the GIL (parquet decoding, file reads): the next
+    batches are read while the consumer works on this one. An exception raised by the
+    reader is raised here, where its item would have come; closing this generator early
+    stops the reader."""
+    ready: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def offer(entry: tuple[bool, object]) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            for item in items:
+                if not offer((True, item)):
+                    return
+            offer((True, _DONE))
+        except BaseException as exc:  # handed to the consumer, raised there
+            offer((False, exc))
+
+    reader = threading.Thread(target=read, name="prefetch", daemon=True)
+    reader.start()
+    try:
+        while True:
+            ok, item = ready.get()
+            if not ok:
+                raise item  # type: ignore[misc]
+            if item is _DONE:
+                return
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        reader.join()
 
 
 def take_rows(table: pa.Table, indices: pa.Array) -> pa.Table:

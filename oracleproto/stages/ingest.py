@@ -12,4 +12,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    run_stage(main)
+    run_stage(main, batched=True)  # the source is converted batch by batch

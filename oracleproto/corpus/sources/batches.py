@@ -14,7 +14,7 @@ from oracleproto.corpus.sources.futurex import parse_futurex
 from oracleproto.corpus.sources.plain import plain_table
 from oracleproto.corpus.sources.seven import seven_column_raw
 from oracleproto.errors import InputError
-from oracleproto.parallel import ordered_map
+from oracleproto.parallel import ordered_map, prefetched
 
 BATCH_ROWS = 50_000
 FUTUREX_COLUMNS = frozenset({"prompt", "ground_truth"})
@@ -66,7 +66,8 @@ def raw_batches(batches: Iterable[ReadBatch | pa.Table]) -> Iterator[pa.Table]:
                 yield batch, first_row
                 first_row += batch.table.num_rows
 
-    return ordered_map(lambda item: to_raw(*item), numbered())
+    # The source is read on a thread of its own, ahead of the conversions.
+    return ordered_map(lambda item: to_raw(*item), prefetched(numbered(), depth=1))
 
 
 def sliced(batch: ReadBatch, rows: int = BATCH_ROWS) -> Iterator[ReadBatch]:

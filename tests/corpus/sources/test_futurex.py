@@ -225,3 +225,15 @@ def test_an_event_that_says_resolved_around_is_not_cut_short():
     row = _row(0, '"Quoted" (resolved around soon) Will X happen?', ["a", "b"], "binary_named", "A")
     (parsed,) = _parse([row])
     assert parsed["parse_error"] == REPEATED_MARK
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(st.characters(max_codepoint=127), max_size=40), min_size=1, max_size=12), st.integers(0, 3), st.data())
+def test_the_slicer_matches_python_slicing(texts, skip, data):
+    """Every (start, length), at the data buffer's very end too (the inline bytes of the
+    views are read as 32-bit words there), on an array that starts at an offset."""
+    array = pa.array(["pad"] * skip + texts, pa.string()).slice(skip)
+    start = [data.draw(st.integers(0, len(t))) for t in texts]
+    length = [data.draw(st.integers(-2, len(t) - s)) for t, s in zip(texts, start)]
+    expected = [t[s : s + max(k, 0)] for t, s, k in zip(texts, start, length)]
+    assert _slice_strings(array, start, length).to_pylist() == expected
