@@ -169,6 +169,7 @@ class RecordedRequest:
 class ServerState:
     brain: Callable[[dict[str, Any]], dict]
     latency_s: float = 0.0
+    sleep_overshoot_s: float = 0.0  # how late time.sleep wakes on this host (timer slack), measured at start
     fault_plan: Callable[[dict[str, Any], int], Fault | None] | None = None
     requests: list[RecordedRequest] = field(default_factory=list)
     seen: dict[str, int] = field(default_factory=dict)
@@ -178,6 +179,17 @@ class ServerState:
     accepted_key: str | None = None  # set: GET /models answers 401 to any other bearer key
 
 
+def sleep_overshoot(nap_s: float, samples: int = 11) -> float:
+    """The median time ``time.sleep`` wakes late here (timer slack; ~0.2 ms in a VM): taken
+    off each reply's sleep, so a reply leaves ``latency_s`` after arrival, not 0.2 ms later."""
+    late = []
+    for _ in range(samples):
+        started = time.perf_counter()
+        time.sleep(nap_s)
+        late.append(time.perf_counter() - started - nap_s)
+    return sorted(late)[samples // 2]
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # else the body waits for the client's delayed ACK (~40 ms)
@@ -185,6 +197,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
+
+    def parse_request(self) -> bool:
+        # the request line has just been read: the latency counts from here, not from after
+        # the stdlib's header parsing (a few hundred microseconds, under the GIL of 5 threads)
+        self.arrived = time.perf_counter()
+        return super().parse_request()
 
     def _send(self, status: int, payload: bytes, headers: tuple[tuple[str, str], ...] = ()) -> None:
         # status line, headers and body in one write, as production servers do for small replies
@@ -206,7 +224,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
-        arrived = time.perf_counter()
+        arrived = self.arrived
         try:
             body = json.loads(raw)
         except json.JSONDecodeError:
@@ -231,7 +249,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             reply = json.dumps(state.brain(body)).encode()
             # the reply leaves `latency_s` after the request arrived, whatever the brain cost
-            time.sleep(max(0.0, state.latency_s - (time.perf_counter() - arrived)))
+            time.sleep(max(0.0, state.latency_s - state.sleep_overshoot_s - (time.perf_counter() - arrived)))
             self._send(200, reply)
         except (BrokenPipeError, ConnectionResetError):
             pass
@@ -265,6 +283,8 @@ class OpenAIServer:
         record: bool = True,
     ) -> None:
         self.state = ServerState(brain=brain or SearchThenAnswer(), latency_s=latency_s, fault_plan=fault_plan, record=record)
+        if latency_s > 0:
+            self.state.sleep_overshoot_s = sleep_overshoot(min(latency_s, 0.02))  # it grows with the nap
         handler = type("Handler", (_Handler,), {"state": self.state})
         self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self._server.daemon_threads = True
