@@ -1,5 +1,6 @@
 """The stage runner: one error line per known failure, and freed memory kept for reuse."""
 
+import platform
 import subprocess
 import sys
 import textwrap
@@ -41,7 +42,7 @@ def _page_faults(mode: str) -> int:
     return int(done.stdout)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's allocator")
 def test_freed_blocks_are_reused_not_faulted_in_again():
     default, kept = _page_faults("default"), _page_faults("kept")
     assert default > 10_000  # the worker's heap is trimmed and faulted in again, batch after batch
