@@ -16,23 +16,14 @@ from oracleproto.corpus.build import build
 from oracleproto.corpus.sources import RAW_COLUMNS
 from oracleproto.io import read_parquet
 from tests.corpus.sources.helpers import FUTUREX, SEVEN, read_raw, write_jsonl
+from tests.corpus.sources.writers import in_layout
 
 FIELDS = [name for name in RAW_COLUMNS if name != "split"]
 
 
-def _layout(typ: pa.DataType, layout: str) -> pa.DataType:
-    """``typ`` with its text (and lists of text) in ``layout``."""
-    if pa.types.is_string(typ):
-        return {"large_string": pa.large_string(), "string_view": pa.string_view(), "dictionary": pa.dictionary(pa.int32(), pa.string())}.get(layout, typ)
-    if pa.types.is_list(typ):
-        item = _layout(typ.value_type, layout)
-        return pa.large_list(item) if layout == "large_string" else pa.list_(item)
-    return typ
-
-
 def _pyarrow_parquet(records: list[dict], path, layout: str) -> None:
     table = pa.Table.from_pylist(records)
-    table = table.cast(pa.schema([pa.field(f.name, _layout(f.type, layout)) for f in table.schema]))
+    table = table.cast(pa.schema([pa.field(f.name, in_layout(f.type, layout)) for f in table.schema]))
     pq.write_table(table, path)
 
 

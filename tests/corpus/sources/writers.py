@@ -91,12 +91,12 @@ def write_csv_module(records: list[dict[str, Any]], path: Path, seed: int = 0) -
 
 
 # ------------------------------------------------------------------------------- parquet
-def _layout(typ: pa.DataType, layout: str) -> pa.DataType:
+def in_layout(typ: pa.DataType, layout: str) -> pa.DataType:
     """``typ`` with its text (and lists of text) in ``layout``."""
     if pa.types.is_string(typ):
         return {"large_string": pa.large_string(), "string_view": pa.string_view(), "dictionary": pa.dictionary(pa.int32(), pa.string())}.get(layout, typ)
     if pa.types.is_list(typ):
-        item = _layout(typ.value_type, layout)
+        item = in_layout(typ.value_type, layout)
         return pa.large_list(item) if layout == "large_string" else pa.list_(item)
     return typ
 
@@ -111,7 +111,7 @@ def typed_table(records: list[dict[str, Any]]) -> pa.Table:
 
 def write_pyarrow_parquet(records: list[dict[str, Any]], path: Path, layout: str) -> int:
     table = typed_table(records)
-    pq.write_table(table.cast(pa.schema([pa.field(f.name, _layout(f.type, layout)) for f in table.schema])), path, row_group_size=3_000)
+    pq.write_table(table.cast(pa.schema([pa.field(f.name, in_layout(f.type, layout)) for f in table.schema])), path, row_group_size=3_000)
     return table.num_rows
 
 
