@@ -107,16 +107,23 @@ def test_help_has_examples_and_the_params_defaults():
     assert "[params: evaluate.trials, default 3]" in " ".join(result.output.split())
 
 
+def script_old_news(tavily, events) -> None:
+    """Each of the researcher's two searches per event finds one dated, harmless result."""
+    from tests.servers.tavily_server import result
+
+    for event in events:
+        for n in (1, 2):
+            tavily.script(f"{event} angle {n}", [result("Old news", "https://o.example", "Earlier report.", "2024-01-01")])
+
+
 def test_tavily_and_llm_detector_from_the_environment(split, tmp_path):
     from tests.harness.test_evaluate_stack import judge, researcher
-    from tests.servers.tavily_server import TavilyStub, result
+    from tests.servers.tavily_server import TavilyStub
 
     directory, params = split
     events = [r["event"] for r in make_questions(6).to_pylist()]
     with OpenAIServer(researcher) as model, TavilyStub() as tavily, OpenAIServer(judge) as detector:
-        for event in events:
-            for n in (1, 2):
-                tavily.script(f"{event} angle {n}", [result("Old news", "https://o.example", "Earlier report.", "2024-01-01")])
+        script_old_news(tavily, events)
         env = {
             "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": KEY,
             "TAVILY_BASE_URL": tavily.url, "TAVILY_API_KEY": "tvly-cli-key-0123456789",
@@ -241,7 +248,7 @@ def replay_in_subprocess(args, cwd):
 def recorded_stack_run(split, tmp_path):
     """A run recorded against loopback model (own URL/key variables), Tavily and LLM detector servers."""
     from tests.harness.test_evaluate_stack import judge, researcher
-    from tests.servers.tavily_server import TavilyStub, result
+    from tests.servers.tavily_server import TavilyStub
 
     directory, params = split
     params.write_text(params.read_text().replace(
@@ -252,9 +259,7 @@ def recorded_stack_run(split, tmp_path):
     args = ["--questions", str(directory / "test.parquet"), "--model", "vendor/model", "--params", str(params),
             "--search", "tavily", "--detector", "llm"]  # fmt: skip
     with OpenAIServer(researcher) as model, TavilyStub() as tavily, OpenAIServer(judge) as detector:
-        for event in events:
-            for n in (1, 2):
-                tavily.script(f"{event} angle {n}", [result("Old news", "https://o.example", "Earlier report.", "2024-01-01")])
+        script_old_news(tavily, events)
         env = {
             "ROUTER_BASE_URL": model.base_url, "ROUTER_API_KEY": KEY,
             "TAVILY_BASE_URL": tavily.url, "TAVILY_API_KEY": "tvly-cli-key-0123456789",
