@@ -444,6 +444,16 @@ class Params(Section):
                 raise ValueError(f"evaluate.models[{index}]: {slug!r} has no entry under models{_suggestion(slug, self.models)}")
         return self
 
+    @model_validator(mode="after")
+    def _cutoff_of_the_earliest_question_is_a_date(self) -> Params:
+        # χ = τ − δ of a question on end_time_min must itself be a date (year 1 or later)
+        if (self.audit.end_time_min - dt.date.min).days < self.admit.delta_days:
+            raise ValueError(
+                f"audit.end_time_min: {self.audit.end_time_min} leaves no room for admit.delta_days = "
+                f"{self.admit.delta_days} (τ − δ would fall before the year 1)"
+            )
+        return self
+
     @property
     def cutoffs(self) -> dict[str, dt.date]:
         """Each model's cutoff as admission uses it: disclosed, or probed (its probe report)."""

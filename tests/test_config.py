@@ -220,3 +220,10 @@ def test_dvc_exp_run_sets_a_key_of_every_section(project_root):
     workspace = next(row for row in shown if row["rev"] == "workspace")
     assert (workspace["admit.delta_days"], workspace["models.z-ai/glm-5"], workspace["export.sft_mode"]) == ("2", "2026-03", "all")
     assert {"ingest.hf_split", "audit.outcome_markers", "evaluate.trials", "score.bootstrap", "publish.pretty_name"} <= set(workspace)
+
+
+def test_the_earliest_plausible_end_time_leaves_room_for_delta():
+    """τ − δ of a question dated end_time_min must be a date: year 1 minus a day is not."""
+    with pytest.raises(ConfigError, match=r"audit\.end_time_min: 0001-01-03 leaves no room for admit\.delta_days = 3"):
+        parse_params({"audit": {"end_time_min": "0001-01-03"}, "admit": {"delta_days": 3}})
+    assert parse_params({"audit": {"end_time_min": "0001-01-04"}, "admit": {"delta_days": 3}}).audit.end_time_min.day == 4
